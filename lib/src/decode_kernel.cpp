@@ -1,0 +1,240 @@
+// Kernel precision of a decode partition: the fp32 arithmetic of vLLM's paged-attention CTA
+// (csrc/attention/attention_kernels.cuh), operation by operation. Where the GPU reduces across
+// threads, this file applies the same tree (pao/kernel_math.hpp); where it uses an approximate
+// device function, it uses pao's shared kernel_exp. docs/numerics.md lists every rounding point.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "decode_partition.hpp"
+#include "kv_tile.hpp"
+#include "pao/error.hpp"
+#include "pao/formats.hpp"
+#include "pao/kernel_math.hpp"
+
+namespace pao::detail {
+
+namespace {
+
+/// Q·K of one head against one block, for all tokens at once (each token's arithmetic is the
+/// same tree, so the loops run across tokens). k_tile is [dim][token] with `bs` columns.
+/// Per token: accumulator a (= dim % dims_per_step) starts with a product and adds the later
+/// dims of its class with fma (vLLM's qk_dot_); each thread sums its vec_size accumulators left
+/// to right; the thread group combines by xor butterfly.
+void qk_block(const DecodeGeometry& g, const float* q, const float* k_tile, std::int32_t hs,
+              std::int32_t bs, std::int32_t nt, float* acc /*[dims_per_step][bs]*/, float* out) {
+  const std::int32_t A = g.dims_per_step;
+  for (std::int32_t a = 0; a < A; ++a) {
+    float* acc_a = acc + static_cast<std::size_t>(a) * bs;
+    const float* krow = k_tile + static_cast<std::size_t>(a) * bs;
+    const float qa = q[a];
+    for (std::int32_t t = 0; t < nt; ++t) acc_a[t] = qa * krow[t];
+    for (std::int32_t d = a + A; d < hs; d += A) {
+      const float qd = q[d];
+      const float* kd = k_tile + static_cast<std::size_t>(d) * bs;
+      for (std::int32_t t = 0; t < nt; ++t) acc_a[t] = std::fma(qd, kd[t], acc_a[t]);
+    }
+  }
+  // Lane sums: thread o's accumulators o*vec_size + [0, vec_size), left to right, in place into
+  // row o*vec_size.
+  const std::int32_t vs = g.vec_size;
+  for (std::int32_t o = 0; o < g.thread_group_size; ++o) {
+    float* s = acc + static_cast<std::size_t>(o) * vs * bs;
+    for (std::int32_t l = 1; l < vs; ++l) {
+      const float* x = acc + static_cast<std::size_t>(o * vs + l) * bs;
+      for (std::int32_t t = 0; t < nt; ++t) s[t] = s[t] + x[t];
+    }
+  }
+  // Thread-group butterfly over the rows o*vec_size.
+  for (std::int32_t mask = g.thread_group_size / 2; mask >= 1; mask /= 2) {
+    for (std::int32_t i = 0; i < mask; ++i) {
+      float* dst = acc + static_cast<std::size_t>(i) * vs * bs;
+      const float* src = acc + static_cast<std::size_t>(i + mask) * vs * bs;
+      for (std::int32_t t = 0; t < nt; ++t) dst[t] = dst[t] + src[t];
+    }
+  }
+  std::copy(acc, acc + nt, out);
+}
+
+/// dot(logits_vec, v_vec) of vLLM for one vector of v_vec_size tokens, for every dim at once.
+/// p: the probabilities (already rounded to the activation dtype); v: [token][dim] rows.
+///   f32:  products in fp32, summed left to right
+///   bf16: products rounded to bf16 (__hmul2), pairs summed in fp32, pair sums left to right
+///   f16:  products rounded to f16 (mul.f16x2); even and odd tokens summed separately in f16
+///         (add.f16x2), then float(even) + float(odd)
+void pv_dot(DType dtype, const float* p, const float* v, std::int32_t vv, std::int32_t hs, float* dot,
+            float* tmp /*[2][hs]*/) {
+  if (dtype == DType::f32) {
+    for (std::int32_t d = 0; d < hs; ++d) dot[d] = p[0] * v[d];
+    for (std::int32_t t = 1; t < vv; ++t) {
+      const float* vt = v + static_cast<std::size_t>(t) * hs;
+      for (std::int32_t d = 0; d < hs; ++d) dot[d] = dot[d] + p[t] * vt[d];
+    }
+    return;
+  }
+  float* even = tmp;
+  float* odd = tmp + hs;
+  auto products = [&](std::int32_t t, float* dst) {
+    const float* vt = v + static_cast<std::size_t>(t) * hs;
+    for (std::int32_t d = 0; d < hs; ++d) dst[d] = p[t] * vt[d];
+    round_to_activation(dtype, dst, static_cast<std::size_t>(hs));
+  };
+  if (dtype == DType::bf16) {
+    for (std::int32_t t = 0; t < vv; t += 2) {
+      products(t, even);
+      products(t + 1, odd);
+      for (std::int32_t d = 0; d < hs; ++d) {
+        const float pair = even[d] + odd[d];
+        dot[d] = t == 0 ? pair : dot[d] + pair;
+      }
+    }
+    return;
+  }
+  // f16. Sums of two halves are exact in fp32 to well within the double-rounding bound
+  // (24 >= 2 * 11 + 2), so rounding the fp32 sum to f16 equals a native f16 add.
+  products(0, even);
+  products(1, odd);
+  for (std::int32_t t = 2; t < vv; t += 2) {
+    products(t, dot);
+    for (std::int32_t d = 0; d < hs; ++d) even[d] = even[d] + dot[d];
+    round_to_activation(dtype, even, static_cast<std::size_t>(hs));
+    products(t + 1, dot);
+    for (std::int32_t d = 0; d < hs; ++d) odd[d] = odd[d] + dot[d];
+    round_to_activation(dtype, odd, static_cast<std::size_t>(hs));
+  }
+  for (std::int32_t d = 0; d < hs; ++d) dot[d] = even[d] + odd[d];
+}
+
+}  // namespace
+
+void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, const PartitionTask& task,
+                          PartitionResult<float> r) {
+  const PagedKV& kv = p.kv;
+  const std::int32_t G = p.queries_per_kv(), hs = p.head_size, bs = kv.block_size;
+  const std::int32_t seq_len = p.seq_lens[static_cast<std::size_t>(task.seq)];
+  const std::int32_t query_pos = seq_len - 1;
+  const std::int32_t n = task.token_end - task.token_begin;
+  const AttentionScalars& sc = p.scalars;
+  const std::int32_t NW = geo.num_warps, NT = geo.num_threads, W = geo.warp_size;
+  const std::int32_t VV = geo.v_vec_size, NVR = geo.v_vecs_per_row;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+
+  thread_local std::vector<float> q, k_tile, v_tile, logits, qk_acc, pv_acc, pv_tmp, partial;
+  q.resize(static_cast<std::size_t>(G) * hs);
+  k_tile.resize(static_cast<std::size_t>(hs) * bs);  // [dim][token]
+  v_tile.resize(static_cast<std::size_t>(bs) * hs);  // [token][dim]
+  logits.resize(static_cast<std::size_t>(G) * n);
+  qk_acc.resize(static_cast<std::size_t>(geo.dims_per_step) * bs);
+  pv_acc.assign(static_cast<std::size_t>(G) * NW * NVR * hs, 0.0f);
+  pv_tmp.resize(static_cast<std::size_t>(3) * hs);
+  partial.resize(static_cast<std::size_t>(NT));
+  for (std::int32_t g = 0; g < G; ++g)
+    for (std::int32_t d = 0; d < hs; ++d)
+      q[static_cast<std::size_t>(g) * hs + d] = static_cast<float>(p.query.at({task.seq, task.kv_head * G + g, d}));
+
+  const std::int32_t* table = kv.block_table(task.seq);
+  const std::int32_t first_block = task.token_begin / bs;
+  const std::int32_t last_block = (task.token_end - 1) / bs;
+  const float k_scale = kv.k_scales[static_cast<std::size_t>(task.kv_head)];
+  const float v_scale = kv.v_scales[static_cast<std::size_t>(task.kv_head)];
+
+  // Q·K. Masked tokens (past seq_len: never in [token_begin, token_end); outside the sliding
+  // window: -inf) take no part in the max.
+  for (std::int32_t b = first_block; b <= last_block; ++b) {
+    const std::int32_t t0 = b * bs;
+    const std::int32_t nt = std::min(bs, task.token_end - t0);
+    load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, table[b], task.kv_head,
+                     nt, hs, k_tile.data(), {1, bs});
+    for (std::int32_t g = 0; g < G; ++g) {
+      float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
+      qk_block(geo, q.data() + static_cast<std::size_t>(g) * hs, k_tile.data(), hs, bs, nt, qk_acc.data(), lg);
+      const std::int32_t head = task.kv_head * G + g;
+      const float slope = sc.alibi_slopes.empty() ? 0.0f : sc.alibi_slopes[static_cast<std::size_t>(head)];
+      for (std::int32_t t = 0; t < nt; ++t) {
+        const std::int32_t token = t0 + t;
+        float s = sc.scale * lg[t];
+        if (sc.soft_cap > 0) s = sc.soft_cap * kernel_tanh(s / sc.soft_cap);
+        if (slope != 0.0f) s = std::fma(slope, static_cast<float>(token - seq_len + 1), s);
+        lg[t] = in_window(query_pos, token, sc.sliding_window) ? s : neg_inf;
+      }
+    }
+  }
+
+  // Softmax: block max, exp, per-thread partial sums (thread i % NT owns token i), block_sum.
+  thread_local std::vector<float> lanes;
+  lanes.resize(static_cast<std::size_t>(std::max(W, NW)));
+  for (std::int32_t g = 0; g < G; ++g) {
+    float* lg = logits.data() + static_cast<std::size_t>(g) * n;
+    float qk_max = -FLT_MAX;
+    bool any_visible = false;
+    for (std::int32_t i = 0; i < n; ++i) {
+      if (lg[i] == neg_inf) continue;
+      qk_max = std::fmax(qk_max, lg[i]);
+      any_visible = true;
+    }
+    std::fill(partial.begin(), partial.end(), 0.0f);
+    for (std::int32_t i = 0; i < n; ++i) {
+      lg[i] = kernel_exp(lg[i] - qk_max);
+      partial[static_cast<std::size_t>(i % NT)] += lg[i];
+    }
+    thread_local std::vector<float> warp_sums;
+    warp_sums.resize(static_cast<std::size_t>(NW));
+    for (std::int32_t w = 0; w < NW; ++w) {
+      std::copy(partial.begin() + w * W, partial.begin() + (w + 1) * W, lanes.begin());
+      warp_sums[static_cast<std::size_t>(w)] = butterfly_sum(lanes.data(), W);
+    }
+    const float exp_sum = butterfly_sum(warp_sums.data(), NW);
+    const float inv_sum = 1.0f / (exp_sum + 1e-6f);
+    for (std::int32_t i = 0; i < n; ++i) lg[i] = lg[i] * inv_sum;
+    round_to_activation(p.dtype, lg, static_cast<std::size_t>(n));  // from_float(logits_vec)
+    r.max_logit[g] = any_visible ? qk_max : neg_inf;
+    r.exp_sum[g] = exp_sum;
+  }
+
+  // P·V: warp w takes the partition's blocks w, w + NW, ...; lane vector pv covers tokens
+  // pv*VV + [0, VV) of a block. Tokens past seq_len have p = 0 and V zeroed (vLLM zeroes the
+  // last block's tail so that NaN poison cannot leak).
+  thread_local std::vector<float> p_vec;
+  p_vec.resize(static_cast<std::size_t>(VV));
+  for (std::int32_t b = first_block; b <= last_block; ++b) {
+    const std::int32_t t0 = b * bs;
+    const std::int32_t nt = std::min(bs, task.token_end - t0);
+    load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, table[b], task.kv_head,
+                     nt, hs, v_tile.data(), {hs, 1});
+    std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
+    const std::int32_t w = (b - first_block) % NW;
+    for (std::int32_t g = 0; g < G; ++g) {
+      const float* lg = logits.data() + static_cast<std::size_t>(g) * n;
+      for (std::int32_t pv = 0; pv < NVR; ++pv) {
+        for (std::int32_t j = 0; j < VV; ++j) {
+          const std::int32_t token = t0 + pv * VV + j;
+          p_vec[static_cast<std::size_t>(j)] = token < task.token_end ? lg[token - task.token_begin] : 0.0f;
+        }
+        float* dot = pv_tmp.data() + 2 * static_cast<std::size_t>(hs);
+        pv_dot(p.dtype, p_vec.data(), v_tile.data() + static_cast<std::size_t>(pv) * VV * hs, VV, hs, dot,
+               pv_tmp.data());
+        float* acc = pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs;
+        for (std::int32_t d = 0; d < hs; ++d) acc[d] = acc[d] + dot[d];
+      }
+    }
+  }
+  // Reduce: butterfly over the NVR lanes of a row, then the cross-warp halving tree (which is
+  // the same tree as a butterfly over warps).
+  thread_local std::vector<float> tree, per_warp;
+  tree.resize(static_cast<std::size_t>(NVR));
+  per_warp.resize(static_cast<std::size_t>(NW));
+  for (std::int32_t g = 0; g < G; ++g) {
+    for (std::int32_t d = 0; d < hs; ++d) {
+      for (std::int32_t w = 0; w < NW; ++w) {
+        for (std::int32_t pv = 0; pv < NVR; ++pv)
+          tree[static_cast<std::size_t>(pv)] = pv_acc[((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs + d];
+        per_warp[static_cast<std::size_t>(w)] = butterfly_sum(tree.data(), NVR);
+      }
+      r.out[static_cast<std::size_t>(g) * hs + d] = butterfly_sum(per_warp.data(), NW);
+    }
+  }
+}
+
+}  // namespace pao::detail

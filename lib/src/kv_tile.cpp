@@ -1,0 +1,97 @@
+// Dense tiles from a paged cache.
+#include "kv_tile.hpp"
+
+#include <cstring>
+
+#include "pao/element.hpp"
+#include "pao/formats.hpp"
+
+#if defined(__F16C__) && defined(__AVX__)
+#include <immintrin.h>
+#endif
+
+namespace pao::detail {
+
+namespace {
+
+/// Calls `run(src_elem_offset, dst_index_of(i), count, step_kind)` for contiguous runs covering
+/// tokens [0, num_tokens) x dims [0, head_size) of one block/head.
+template <typename T, typename Decode>
+void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, std::int64_t block,
+               std::int32_t head, std::int32_t num_tokens, std::int32_t head_size, T* dst,
+               TileDest dest, Decode decode) {
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(dtype));
+  thread_local std::vector<T> run;
+  if (l.token_stride == 1) {  // vLLM value cache: a row of tokens per dim
+    run.resize(static_cast<std::size_t>(num_tokens));
+    for (std::int32_t d = 0; d < head_size; ++d) {
+      decode(cache + l.offset(block, head, 0, d) * es, run.data(), static_cast<std::size_t>(num_tokens));
+      for (std::int32_t t = 0; t < num_tokens; ++t) dst[t * dest.token_stride + d * dest.dim_stride] = run[t];
+    }
+    return;
+  }
+  // Runs along dims: chunks of x (vLLM key cache) or whole rows (NHD).
+  std::int32_t chunk = 1;
+  if (l.x > 1 && l.dim_inner_stride == 1) chunk = l.x;
+  else if (l.x == 1 && l.dim_outer_stride == 1) chunk = head_size;
+  run.resize(static_cast<std::size_t>(chunk));
+  for (std::int32_t t = 0; t < num_tokens; ++t) {
+    for (std::int32_t d0 = 0; d0 < head_size; d0 += chunk) {
+      decode(cache + l.offset(block, head, t, d0) * es, run.data(), static_cast<std::size_t>(chunk));
+      for (std::int32_t i = 0; i < chunk; ++i) dst[t * dest.token_stride + (d0 + i) * dest.dim_stride] = run[i];
+    }
+  }
+}
+
+}  // namespace
+
+void round_to_activation(DType dtype, float* v, std::size_t n) {
+  if (dtype == DType::f16) {
+    std::size_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8) {
+      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT);
+      _mm256_storeu_ps(v + i, _mm256_cvtph_ps(h));
+    }
+#endif
+    for (; i < n; ++i) v[i] = round_to_f16(v[i]);
+  } else if (dtype == DType::bf16) {
+    // Round to nearest even on the bits; overflow carries into the exponent and gives inf.
+    for (std::size_t i = 0; i < n; ++i) {
+      std::uint32_t u;
+      std::memcpy(&u, v + i, 4);
+      const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+      const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+      u = nan ? (u | 0x00400000u) & 0xffff0000u : rounded;
+      std::memcpy(v + i, &u, 4);
+    }
+  }
+}
+
+void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype,
+                     double scale, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
+                     std::int32_t head_size, double* dst, TileDest dest) {
+  const bool scaled = is_fp8(cache_dtype) && scale != 1.0;
+  copy_tile(cache, layout, cache_dtype, block, head, num_tokens, head_size, dst, dest,
+            [&](const std::byte* src, double* out, std::size_t n) {
+              decode_to_f64(cache_dtype, src, out, n);
+              if (scaled)
+                for (std::size_t i = 0; i < n; ++i) out[i] *= scale;
+            });
+}
+
+void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype,
+                      float scale, DType activation_dtype, std::int64_t block, std::int32_t head,
+                      std::int32_t num_tokens, std::int32_t head_size, float* dst, TileDest dest) {
+  const bool fp8 = is_fp8(cache_dtype);
+  copy_tile(cache, layout, cache_dtype, block, head, num_tokens, head_size, dst, dest,
+            [&](const std::byte* src, float* out, std::size_t n) {
+              decode_to_f32(cache_dtype, src, out, n);
+              if (!fp8) return;
+              // vLLM's scaled_convert: fp8 -> float, times the scale in fp32, rounded to scalar_t.
+              for (std::size_t i = 0; i < n; ++i) out[i] *= scale;
+              round_to_activation(activation_dtype, out, n);
+            });
+}
+
+}  // namespace pao::detail

@@ -1,0 +1,158 @@
+// Validation of paged KV caches, block tables and attention scalars.
+#include "paged_kv.hpp"
+
+#include <cmath>
+
+#include "pao/error.hpp"
+
+namespace pao::detail {
+
+void check_tensor(const TensorView& t, const char* name, std::initializer_list<std::int64_t> shape,
+                  const char* shape_doc) {
+  require(t.data != nullptr || t.numel() == 0, name, ": missing (expected ", shape_doc, ")");
+  require(t.rank() == static_cast<int>(shape.size()), name, ": rank ", t.rank(), " with shape ",
+          shape_to_string(t.shape), ", expected ", shape_doc);
+  int d = 0;
+  for (auto want : shape) {
+    require(want < 0 || t.shape[static_cast<std::size_t>(d)] == want, name, ": shape ",
+            shape_to_string(t.shape), " does not match ", shape_doc, " (dim ", d, " should be ",
+            want, ")");
+    ++d;
+  }
+}
+
+std::vector<std::int32_t> read_i32_vector(const TensorView& t, const char* name, std::int64_t expected) {
+  require(t.dtype == DType::i32, name, ": dtype ", dtype_name(t.dtype), ", expected i32");
+  check_tensor(t, name, {expected}, "[num_seqs]");
+  std::vector<std::int32_t> v(static_cast<std::size_t>(expected));
+  for (std::int64_t i = 0; i < expected; ++i) v[static_cast<std::size_t>(i)] = t.i32_at({i});
+  return v;
+}
+
+PagedCacheLayout key_cache_layout(const TensorView& k, KVLayout layout) {
+  PagedCacheLayout l;
+  if (layout == KVLayout::vllm) {  // [nb, nkv, hs/x, bs, x]
+    l = {k.strides[0], k.strides[1], k.strides[3], k.strides[2], k.strides[4],
+         static_cast<std::int32_t>(k.shape[4])};
+  } else {  // [nb, bs, nkv, hs]
+    l = {k.strides[0], k.strides[2], k.strides[1], k.strides[3], 0, 1};
+  }
+  return l;
+}
+
+PagedCacheLayout value_cache_layout(const TensorView& v, KVLayout layout) {
+  if (layout == KVLayout::vllm)  // [nb, nkv, hs, bs]
+    return {v.strides[0], v.strides[1], v.strides[3], v.strides[2], 0, 1};
+  return {v.strides[0], v.strides[2], v.strides[1], v.strides[3], 0, 1};
+}
+
+PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache, KVLayout layout,
+                      const TensorView& block_tables, std::int32_t num_seqs,
+                      std::int32_t num_kv_heads_hint, std::int32_t head_size, DType activation_dtype,
+                      const AttentionOptions& options) {
+  PagedKV kv;
+  const DType cd = key_cache.dtype;
+  require(value_cache.dtype == cd, "value_cache: dtype ", dtype_name(value_cache.dtype),
+          " differs from key_cache's ", dtype_name(cd));
+  require(cd == activation_dtype || is_fp8(cd), "key_cache: dtype ", dtype_name(cd),
+          " must equal the query's (", dtype_name(activation_dtype),
+          ") or be fp8_e4m3 / fp8_e5m2", cd == DType::u8 ? " (declare the fp8 flavour of u8 caches)" : "");
+  kv.cache_dtype = cd;
+  const std::int64_t x = 16 / static_cast<std::int64_t>(dtype_size(cd));
+  if (layout == KVLayout::vllm) {
+    require(key_cache.rank() == 5, "key_cache: rank ", key_cache.rank(), " with shape ",
+            shape_to_string(key_cache.shape), ", expected [num_blocks, num_kv_heads, head_size/x, block_size, x]");
+    require(head_size % x == 0, "key_cache: head_size ", head_size, " is not divisible by x = ", x,
+            " (x = 16 / sizeof(", dtype_name(cd), "))");
+    kv.num_blocks = static_cast<std::int32_t>(key_cache.shape[0]);
+    kv.num_kv_heads = static_cast<std::int32_t>(key_cache.shape[1]);
+    kv.block_size = static_cast<std::int32_t>(key_cache.shape[3]);
+    check_tensor(key_cache, "key_cache", {kv.num_blocks, kv.num_kv_heads, head_size / x, kv.block_size, x},
+                 "[num_blocks, num_kv_heads, head_size/x, block_size, x]");
+    check_tensor(value_cache, "value_cache", {kv.num_blocks, kv.num_kv_heads, head_size, kv.block_size},
+                 "[num_blocks, num_kv_heads, head_size, block_size]");
+  } else {
+    require(key_cache.rank() == 4, "key_cache: rank ", key_cache.rank(), " with shape ",
+            shape_to_string(key_cache.shape), ", expected [num_blocks, block_size, num_kv_heads, head_size] (NHD)");
+    kv.num_blocks = static_cast<std::int32_t>(key_cache.shape[0]);
+    kv.block_size = static_cast<std::int32_t>(key_cache.shape[1]);
+    kv.num_kv_heads = static_cast<std::int32_t>(key_cache.shape[2]);
+    check_tensor(key_cache, "key_cache", {kv.num_blocks, kv.block_size, kv.num_kv_heads, head_size},
+                 "[num_blocks, block_size, num_kv_heads, head_size]");
+    check_tensor(value_cache, "value_cache", {kv.num_blocks, kv.block_size, kv.num_kv_heads, head_size},
+                 "[num_blocks, block_size, num_kv_heads, head_size]");
+  }
+  require(num_kv_heads_hint <= 0 || kv.num_kv_heads == num_kv_heads_hint, "key_cache: ",
+          kv.num_kv_heads, " kv heads, expected ", num_kv_heads_hint);
+  require(kv.block_size > 0, "key_cache: block_size must be positive");
+  kv.head_size = head_size;
+  kv.key_data = key_cache.bytes();
+  kv.value_data = value_cache.bytes();
+  kv.key_layout = key_cache_layout(key_cache, layout);
+  kv.value_layout = value_cache_layout(value_cache, layout);
+
+  require(block_tables.dtype == DType::i32, "block_tables: dtype ", dtype_name(block_tables.dtype),
+          ", expected i32");
+  check_tensor(block_tables, "block_tables", {num_seqs, -1}, "[num_seqs, max_num_blocks_per_seq]");
+  kv.max_blocks_per_seq = static_cast<std::int32_t>(block_tables.shape[1]);
+  kv.block_tables.resize(static_cast<std::size_t>(num_seqs) * kv.max_blocks_per_seq);
+  for (std::int32_t s = 0; s < num_seqs; ++s)
+    for (std::int32_t b = 0; b < kv.max_blocks_per_seq; ++b)
+      kv.block_tables[static_cast<std::size_t>(s) * kv.max_blocks_per_seq + b] = block_tables.i32_at({s, b});
+
+  auto per_head = [&](const std::vector<float>& heads, float tensor_scale, const char* name) {
+    if (!is_fp8(cd)) return std::vector<float>(static_cast<std::size_t>(kv.num_kv_heads), 1.0f);
+    if (heads.empty()) {
+      require(std::isfinite(tensor_scale) && tensor_scale > 0, name, " = ", tensor_scale,
+              ": an fp8 scale must be finite and positive");
+      return std::vector<float>(static_cast<std::size_t>(kv.num_kv_heads), tensor_scale);
+    }
+    require(heads.size() == static_cast<std::size_t>(kv.num_kv_heads), name, "_per_head: ",
+            heads.size(), " entries, expected num_kv_heads = ", kv.num_kv_heads);
+    for (std::size_t h = 0; h < heads.size(); ++h)
+      require(std::isfinite(heads[h]) && heads[h] > 0, name, "_per_head[", h, "] = ", heads[h],
+              ": an fp8 scale must be finite and positive");
+    return heads;
+  };
+  kv.k_scales = per_head(options.k_head_scales, options.k_scale, "k_scale");
+  kv.v_scales = per_head(options.v_head_scales, options.v_scale, "v_scale");
+  return kv;
+}
+
+void PagedKV::check_sequence(std::int32_t seq, std::int32_t seq_len) const {
+  const std::int64_t capacity = static_cast<std::int64_t>(max_blocks_per_seq) * block_size;
+  require(seq_len <= capacity, "seq_lens[", seq, "] = ", seq_len,
+          " exceeds the block table's capacity of ", max_blocks_per_seq, " blocks x ", block_size,
+          " tokens = ", capacity);
+  const std::int32_t used = (seq_len + block_size - 1) / block_size;
+  const std::int32_t* row = block_table(seq);
+  for (std::int32_t b = 0; b < used; ++b)
+    require(row[b] >= 0 && row[b] < num_blocks, "block_tables[", seq, "][", b, "] = ", row[b],
+            ": block id out of range [0, ", num_blocks, ") of key_cache");
+}
+
+AttentionScalars make_scalars(const AttentionOptions& options, std::int32_t num_heads,
+                              std::int32_t head_size) {
+  AttentionScalars s;
+  s.scale = options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
+  require(std::isfinite(s.scale), "scale = ", s.scale, ": must be finite");
+  require(std::isfinite(options.soft_cap) && options.soft_cap >= 0, "soft_cap = ", options.soft_cap,
+          ": must be >= 0 (0 = off)");
+  require(options.sliding_window >= 0, "sliding_window = ", options.sliding_window, ": must be >= 0 (0 = off)");
+  s.soft_cap = options.soft_cap;
+  s.sliding_window = options.sliding_window;
+  const TensorView& a = options.alibi_slopes;
+  if (a.data != nullptr) {
+    require(a.dtype == DType::f32, "alibi_slopes: dtype ", dtype_name(a.dtype), ", expected f32");
+    check_tensor(a, "alibi_slopes", {num_heads}, "[num_heads]");
+    s.alibi_slopes.resize(static_cast<std::size_t>(num_heads));
+    for (std::int32_t h = 0; h < num_heads; ++h) {
+      s.alibi_slopes[static_cast<std::size_t>(h)] = static_cast<float>(a.at({h}));
+      require(std::isfinite(s.alibi_slopes[static_cast<std::size_t>(h)]), "alibi_slopes[", h,
+              "] is not finite");
+    }
+  }
+  return s;
+}
+
+}  // namespace pao::detail

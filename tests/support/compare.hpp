@@ -1,0 +1,26 @@
+// Small comparison helpers for tests: bitwise tensor equality and the FlashAttention-style
+// derived bound on the kernel precision's error.
+#pragma once
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "pao/tensor.hpp"
+
+namespace pao::test {
+
+inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.bytes(), b.bytes(), a.nbytes()) == 0;
+}
+
+/// Unit roundoff of an activation dtype.
+inline double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::f16: return 0x1p-11;
+    case DType::bf16: return 0x1p-8;
+    default: return 0x1p-24;
+  }
+}
+
+}  // namespace pao::test

@@ -1,0 +1,56 @@
+// Exact precision of V1 and V2 against an independent dense fp64 formulation, and V1 against V2.
+#include <doctest/doctest.h>
+
+#include "pao/paged_attention.hpp"
+#include "support/decode_cases.hpp"
+#include "support/lowp_reference.hpp"
+
+using namespace pao;
+
+namespace {
+
+std::vector<DecodeCaseSpec> all_cases() {
+  auto cases = test::vllm_grid_cases();
+  for (auto& c : test::feature_cases()) cases.push_back(c);
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("exact V1 equals a dense fp64 attention to 1e-12 relative") {
+  for (const auto& spec : all_cases()) {
+    INFO(test::describe(spec));
+    const DecodeCase c = make_decode_case(spec);
+    const auto ref = test::dense_decode_reference(c);
+    const auto got = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
+    REQUIRE(got.size() == ref.size());
+    const double tol = 1e-12 * std::max(1.0, test::max_abs(ref));
+    CHECK(test::max_abs_diff(got, ref) <= tol);
+  }
+}
+
+TEST_CASE("exact V2 agrees with exact V1 for several partition sizes") {
+  for (const auto& spec : all_cases()) {
+    const DecodeCase c = make_decode_case(spec);
+    const auto v1 = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
+    const double tol = 1e-12 * std::max(1.0, test::max_abs(v1));
+    for (std::int32_t parts : {1, 2, 5, 64}) {
+      DecodeArgs args = c.args();
+      args.partition_size = spec.block_size * parts;
+      INFO(test::describe(spec), " partition_size=", args.partition_size);
+      const DecodeOutputs v2 = paged_attention_v2(args, Precision::exact);
+      CHECK(test::max_abs_diff(v2.out_f64.to_f64(), v1) <= tol);
+    }
+  }
+}
+
+TEST_CASE("exact output is the one rounding of the fp64 output") {
+  for (const auto& spec : test::feature_cases()) {
+    INFO(test::describe(spec));
+    const DecodeCase c = make_decode_case(spec);
+    const DecodeOutputs o = paged_attention_v2(c.args(), Precision::exact);
+    const auto f64 = o.out_f64.to_f64();
+    const auto rounded = o.out.to_f64();
+    for (std::size_t i = 0; i < f64.size(); ++i) REQUIRE(rounded[i] == round_to_dtype(spec.dtype, f64[i]));
+  }
+}

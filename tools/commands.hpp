@@ -1,0 +1,10 @@
+// The subcommands of the `pao` command-line tool. Each lives in its own cmd_*.cpp file, parses
+// its own arguments (CLI11) and returns the process exit code.
+#pragma once
+
+namespace pao::cli {
+
+/// `pao example`: one decode case on the embedded defaults; V1 vs V2, exact vs kernel precision.
+int run_example(int argc, char** argv);
+
+}  // namespace pao::cli
