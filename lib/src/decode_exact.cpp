@@ -7,6 +7,7 @@
 
 #include "decode_partition.hpp"
 #include "kv_tile.hpp"
+#include "simd.hpp"
 
 namespace pao::detail {
 
@@ -19,13 +20,17 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   const AttentionScalars& sc = p.scalars;
   const double scale = sc.scale;
 
-  thread_local std::vector<double> q, k_tile, v_tile, logits, dots_buf;
+  // Tiles: K token-major [token][dim] (a dot product per token over contiguous dims); V as stored
+  // by vLLM, dim-major [dim][token], accumulated elementwise into acc[g][dim][token] and summed
+  // over tokens once at the end (fp64: the order of these sums is immaterial at 1e-12).
+  thread_local std::vector<double> q, k_tile, v_tile, logits, acc;
   q.assign(static_cast<std::size_t>(G) * hs, 0.0);
-  k_tile.resize(static_cast<std::size_t>(hs) * bs);  // [dim][token]
-  v_tile.resize(static_cast<std::size_t>(bs) * hs);  // [token][dim]
+  k_tile.resize(static_cast<std::size_t>(bs) * hs);
+  v_tile.resize(static_cast<std::size_t>(hs) * bs);
   logits.resize(static_cast<std::size_t>(G) * n);
-  dots_buf.resize(static_cast<std::size_t>(bs));
-  double* dots = dots_buf.data();
+  constexpr std::int32_t kLanes = 8;
+  const bool lanes_fit = hs % kLanes == 0 && bs % kLanes == 0;
+  acc.assign(static_cast<std::size_t>(G) * hs * (lanes_fit ? kLanes : bs), 0.0);
   for (std::int32_t g = 0; g < G; ++g)
     for (std::int32_t d = 0; d < hs; ++d)
       q[static_cast<std::size_t>(g) * hs + d] = p.query.at({task.seq, task.kv_head * G + g, d});
@@ -38,20 +43,27 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   for (std::int32_t b = first_block; b <= last_block; ++b) {
     const std::int32_t t0 = b * bs;
     const std::int32_t nt = std::min(bs, task.token_end - t0);
+    if (b < last_block) prefetch_tile(kv.key_data, kv.key_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
+    else prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[first_block], task.kv_head, bs, hs);
     load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head], table[b],
-                    task.kv_head, nt, hs, k_tile.data(), {1, bs});
+                    task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
     for (std::int32_t g = 0; g < G; ++g) {
-      std::fill(dots, dots + nt, 0.0);
       const double* qg = q.data() + static_cast<std::size_t>(g) * hs;
-      for (std::int32_t d = 0; d < hs; ++d) {
-        const double* krow = k_tile.data() + static_cast<std::size_t>(d) * bs;
-        for (std::int32_t t = 0; t < nt; ++t) dots[t] += qg[d] * krow[t];
-      }
       const std::int32_t head = task.kv_head * G + g;
       const double slope = sc.alibi_slopes.empty() ? 0.0 : sc.alibi_slopes[static_cast<std::size_t>(head)];
       for (std::int32_t t = 0; t < nt; ++t) {
+        const double* k = k_tile.data() + static_cast<std::size_t>(t) * hs;
+        double dot = 0.0;
+        if (lanes_fit) {  // eight independent partial sums: one vector register
+          f64x8 part = {};
+          for (std::int32_t d = 0; d < hs; d += kLanes)
+            part = fma_vec(load_vec<f64x8>(qg + d), load_vec<f64x8>(k + d), part);
+          for (std::int32_t i = 0; i < kLanes; ++i) dot += part[i];
+        } else {
+          for (std::int32_t d = 0; d < hs; ++d) dot = std::fma(qg[d], k[d], dot);
+        }
         const std::int32_t token = t0 + t;
-        double s = scale * dots[t];
+        double s = scale * dot;
         if (sc.soft_cap > 0) s = sc.soft_cap * std::tanh(s / sc.soft_cap);
         s += slope * (token - seq_len + 1);
         if (!in_window(query_pos, token, sc.sliding_window)) s = -std::numeric_limits<double>::infinity();
@@ -72,30 +84,53 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
       std::fill(lg, lg + n, 0.0);
     r.max_logit[g] = m;
     r.exp_sum[g] = l;
-    std::fill(r.out + static_cast<std::size_t>(g) * hs, r.out + static_cast<std::size_t>(g + 1) * hs, 0.0);
   }
 
-  // Pass 2: weighted sum of V.
+  // Pass 2: weighted sum of V. Slots past the sequence's end get weight 0 and value 0, so NaN
+  // poison there cannot reach the sums.
+  thread_local std::vector<double> weights;
+  weights.resize(static_cast<std::size_t>(bs));
   for (std::int32_t b = first_block; b <= last_block; ++b) {
     const std::int32_t t0 = b * bs;
     const std::int32_t nt = std::min(bs, task.token_end - t0);
+    if (b < last_block) prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
     load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], table[b],
-                    task.kv_head, nt, hs, v_tile.data(), {hs, 1});
+                    task.kv_head, nt, bs, hs, v_tile.data(), {1, bs});
+    if (nt < bs)
+      for (std::int32_t d = 0; d < hs; ++d) std::fill(v_tile.begin() + d * bs + nt, v_tile.begin() + (d + 1) * bs, 0.0);
     for (std::int32_t g = 0; g < G; ++g) {
       const double* e = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
-      double* acc = r.out + static_cast<std::size_t>(g) * hs;
-      for (std::int32_t t = 0; t < nt; ++t) {
-        if (e[t] == 0.0) continue;  // masked or underflowed: contributes nothing (and no NaN)
-        const double* vrow = v_tile.data() + static_cast<std::size_t>(t) * hs;
-        for (std::int32_t d = 0; d < hs; ++d) acc[d] += e[t] * vrow[d];
+      std::copy(e, e + nt, weights.begin());
+      std::fill(weights.begin() + nt, weights.end(), 0.0);
+      if (lanes_fit) {  // acc[g][d] holds 8 lanes: token t adds into lane t % 8
+        double* a = acc.data() + static_cast<std::size_t>(g) * hs * kLanes;
+        for (std::int32_t d = 0; d < hs; ++d) {
+          const double* v = v_tile.data() + static_cast<std::size_t>(d) * bs;
+          f64x8 sum = load_vec<f64x8>(a + d * kLanes);
+          for (std::int32_t t = 0; t < bs; t += kLanes)
+            sum = fma_vec(load_vec<f64x8>(weights.data() + t), load_vec<f64x8>(v + t), sum);
+          store_vec(a + d * kLanes, sum);
+        }
+      } else {
+        double* a = acc.data() + static_cast<std::size_t>(g) * hs * bs;
+        for (std::int32_t d = 0; d < hs; ++d) {
+          const double* v = v_tile.data() + static_cast<std::size_t>(d) * bs;
+          double* ad = a + static_cast<std::size_t>(d) * bs;
+          for (std::int32_t t = 0; t < bs; ++t) ad[t] = std::fma(weights[static_cast<std::size_t>(t)], v[t], ad[t]);
+        }
       }
     }
   }
   for (std::int32_t g = 0; g < G; ++g) {
     const double l = r.exp_sum[g];
-    double* acc = r.out + static_cast<std::size_t>(g) * hs;
-    if (l > 0)
-      for (std::int32_t d = 0; d < hs; ++d) acc[d] /= l;
+    const std::int32_t width = lanes_fit ? kLanes : bs;
+    const double* a = acc.data() + static_cast<std::size_t>(g) * hs * width;
+    double* out = r.out + static_cast<std::size_t>(g) * hs;
+    for (std::int32_t d = 0; d < hs; ++d) {
+      double sum = 0.0;
+      for (std::int32_t t = 0; t < width; ++t) sum += a[static_cast<std::size_t>(d) * width + t];
+      out[d] = l > 0 ? sum / l : 0.0;
+    }
   }
 }
 

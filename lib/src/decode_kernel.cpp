@@ -145,8 +145,10 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   for (std::int32_t b = first_block; b <= last_block; ++b) {
     const std::int32_t t0 = b * bs;
     const std::int32_t nt = std::min(bs, task.token_end - t0);
+    if (b < last_block) prefetch_tile(kv.key_data, kv.key_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
+    else prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[first_block], task.kv_head, bs, hs);
     load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, table[b], task.kv_head,
-                     nt, hs, k_tile.data(), {1, bs});
+                     nt, bs, hs, k_tile.data(), {1, bs});
     for (std::int32_t g = 0; g < G; ++g) {
       float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
       qk_block(geo, q.data() + static_cast<std::size_t>(g) * hs, k_tile.data(), hs, bs, nt, qk_acc.data(), lg);
@@ -201,8 +203,9 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   for (std::int32_t b = first_block; b <= last_block; ++b) {
     const std::int32_t t0 = b * bs;
     const std::int32_t nt = std::min(bs, task.token_end - t0);
+    if (b < last_block) prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
     load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, table[b], task.kv_head,
-                     nt, hs, v_tile.data(), {hs, 1});
+                     nt, bs, hs, v_tile.data(), {hs, 1});
     std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
     const std::int32_t w = (b - first_block) % NW;
     for (std::int32_t g = 0; g < G; ++g) {

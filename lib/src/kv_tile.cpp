@@ -14,15 +14,36 @@ namespace pao::detail {
 
 namespace {
 
-/// Calls `run(src_elem_offset, dst_index_of(i), count, step_kind)` for contiguous runs covering
-/// tokens [0, num_tokens) x dims [0, head_size) of one block/head.
+/// Copies tokens [0, num_tokens) x dims [0, head_size) of one block/head into `dst`, decoding
+/// with `decode(src, out, n)` over contiguous runs of the cache.
 template <typename T, typename Decode>
 void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, std::int64_t block,
-               std::int32_t head, std::int32_t num_tokens, std::int32_t head_size, T* dst,
-               TileDest dest, Decode decode) {
+               std::int32_t head, std::int32_t num_tokens, std::int32_t block_size, std::int32_t head_size,
+               T* dst, TileDest dest, Decode decode) {
   const std::int64_t es = static_cast<std::int64_t>(dtype_size(dtype));
+  const std::int64_t bs = block_size, x = l.x;
   thread_local std::vector<T> run;
-  if (l.token_stride == 1) {  // vLLM value cache: a row of tokens per dim
+  const std::byte* base = cache + l.offset(block, head, 0, 0) * es;
+  // vLLM key cache: the (block, head) slice is one dense [head_size/x][block_size][x] run.
+  if (x > 1 && l.dim_inner_stride == 1 && l.token_stride == x && l.dim_outer_stride == bs * x) {
+    run.resize(static_cast<std::size_t>(head_size * bs));
+    decode(base, run.data(), run.size());
+    for (std::int64_t c = 0; c < head_size / x; ++c)
+      for (std::int64_t t = 0; t < num_tokens; ++t)
+        for (std::int64_t i = 0; i < x; ++i)
+          dst[t * dest.token_stride + (c * x + i) * dest.dim_stride] = run[static_cast<std::size_t>((c * bs + t) * x + i)];
+    return;
+  }
+  // vLLM value cache: one dense [head_size][block_size] run.
+  if (x == 1 && l.token_stride == 1 && l.dim_outer_stride == bs) {
+    run.resize(static_cast<std::size_t>(head_size * bs));
+    decode(base, run.data(), run.size());
+    for (std::int64_t t = 0; t < num_tokens; ++t)
+      for (std::int64_t d = 0; d < head_size; ++d)
+        dst[t * dest.token_stride + d * dest.dim_stride] = run[static_cast<std::size_t>(d * bs + t)];
+    return;
+  }
+  if (l.token_stride == 1) {  // tokens contiguous: a run per dim
     run.resize(static_cast<std::size_t>(num_tokens));
     for (std::int32_t d = 0; d < head_size; ++d) {
       decode(cache + l.offset(block, head, 0, d) * es, run.data(), static_cast<std::size_t>(num_tokens));
@@ -30,10 +51,10 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
     }
     return;
   }
-  // Runs along dims: chunks of x (vLLM key cache) or whole rows (NHD).
+  // Runs along dims: chunks of x, or whole rows (NHD).
   std::int32_t chunk = 1;
-  if (l.x > 1 && l.dim_inner_stride == 1) chunk = l.x;
-  else if (l.x == 1 && l.dim_outer_stride == 1) chunk = head_size;
+  if (x > 1 && l.dim_inner_stride == 1) chunk = static_cast<std::int32_t>(x);
+  else if (x == 1 && l.dim_outer_stride == 1) chunk = head_size;
   run.resize(static_cast<std::size_t>(chunk));
   for (std::int32_t t = 0; t < num_tokens; ++t) {
     for (std::int32_t d0 = 0; d0 < head_size; d0 += chunk) {
@@ -68,11 +89,28 @@ void round_to_activation(DType dtype, float* v, std::size_t n) {
   }
 }
 
+void prefetch_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, std::int64_t block,
+                   std::int32_t head, std::int32_t block_size, std::int32_t head_size) {
+  const std::int64_t es = static_cast<std::int64_t>(dtype_size(dtype));
+  const std::int64_t slice = static_cast<std::int64_t>(block_size) * head_size * es;
+  const bool dense = (l.x > 1 && l.token_stride == l.x && l.dim_outer_stride == block_size * l.x) ||
+                     (l.x == 1 && l.token_stride == 1 && l.dim_outer_stride == block_size);
+  if (dense) {
+    const std::byte* base = cache + l.offset(block, head, 0, 0) * es;
+    for (std::int64_t off = 0; off < slice; off += 64) __builtin_prefetch(base + off);
+    return;
+  }
+  for (std::int32_t t = 0; t < block_size; ++t) {
+    const std::byte* row = cache + l.offset(block, head, t, 0) * es;
+    for (std::int64_t off = 0; off < head_size * es; off += 64) __builtin_prefetch(row + off);
+  }
+}
+
 void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype,
                      double scale, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
-                     std::int32_t head_size, double* dst, TileDest dest) {
+                     std::int32_t block_size, std::int32_t head_size, double* dst, TileDest dest) {
   const bool scaled = is_fp8(cache_dtype) && scale != 1.0;
-  copy_tile(cache, layout, cache_dtype, block, head, num_tokens, head_size, dst, dest,
+  copy_tile(cache, layout, cache_dtype, block, head, num_tokens, block_size, head_size, dst, dest,
             [&](const std::byte* src, double* out, std::size_t n) {
               decode_to_f64(cache_dtype, src, out, n);
               if (scaled)
@@ -82,9 +120,10 @@ void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DTy
 
 void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype,
                       float scale, DType activation_dtype, std::int64_t block, std::int32_t head,
-                      std::int32_t num_tokens, std::int32_t head_size, float* dst, TileDest dest) {
+                      std::int32_t num_tokens, std::int32_t block_size, std::int32_t head_size, float* dst,
+                      TileDest dest) {
   const bool fp8 = is_fp8(cache_dtype);
-  copy_tile(cache, layout, cache_dtype, block, head, num_tokens, head_size, dst, dest,
+  copy_tile(cache, layout, cache_dtype, block, head, num_tokens, block_size, head_size, dst, dest,
             [&](const std::byte* src, float* out, std::size_t n) {
               decode_to_f32(cache_dtype, src, out, n);
               if (!fp8) return;

@@ -1,0 +1,33 @@
+// Atomic file writes: the bytes go to a temporary file in the target's directory, which is
+// fsync'ed and renamed over the target. Readers see the old file or the complete new one, never
+// a partial one; an exception while producing the bytes leaves neither a temporary nor a target
+// (a killed process can leave a ".<name>.pao-tmp.*" file behind, but never a partial target).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "pao/io/byte_sink.hpp"
+
+namespace pao {
+
+/// What was written: its size and the SHA-256 of its bytes (computed while writing).
+struct WrittenFile {
+  std::uint64_t size = 0;
+  std::string sha256;  // lower-case hex
+};
+
+/// Calls `produce` with a sink that writes to a temporary file next to `path`, then publishes it
+/// as `path` (replacing an existing file). If `produce` throws, or any I/O step fails, the
+/// temporary file is removed, `path` is left as it was, and the exception propagates (I/O
+/// failures as pao::Error naming the path and the system error).
+WrittenFile write_file_atomically(const std::filesystem::path& path,
+                                  const std::function<void(ByteSink&)>& produce);
+
+WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents);
+
+}  // namespace pao

@@ -1,0 +1,53 @@
+// Fixed-width vectors for the CPU kernels' hot loops (GCC/Clang vector extensions). Each lane
+// does exactly the IEEE operation a scalar loop would, so results do not depend on the ISA the
+// compiler targets: only speed does.
+#pragma once
+
+#include <cstring>
+
+namespace pao::detail {
+
+using f64x8 = double __attribute__((vector_size(64)));
+using f32x8 = float __attribute__((vector_size(32)));
+using f32x16 = float __attribute__((vector_size(64)));
+
+template <typename V, typename T>
+inline V load_vec(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V, typename T>
+inline void store_vec(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
+/// Lane-wise fused multiply-add (one rounding per lane).
+template <typename V>
+inline V fma_vec(V a, V b, V c) {
+  constexpr int n = sizeof(V) / sizeof(a[0]);
+  V r;
+  for (int i = 0; i < n; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
+  return r;
+}
+template <>
+inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
+  f32x8 r;
+  for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+  return r;
+}
+template <>
+inline f32x16 fma_vec(f32x16 a, f32x16 b, f32x16 c) {
+  f32x16 r;
+  for (int i = 0; i < 16; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+  return r;
+}
+/// Broadcast of a scalar.
+template <typename V, typename T>
+inline V splat(T x) {
+  V v;
+  constexpr int n = sizeof(V) / sizeof(T);
+  for (int i = 0; i < n; ++i) v[i] = x;
+  return v;
+}
+
+}  // namespace pao::detail
