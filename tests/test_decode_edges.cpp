@@ -84,9 +84,7 @@ TEST_CASE("a one-token sequence returns its value row") {
 }
 
 TEST_CASE("NaN poison in unused slots and block tails never reaches the output") {
-  auto cases = test::vllm_grid_cases();
-  for (auto& spec : test::feature_cases()) cases.push_back(spec);
-  for (const auto& spec : cases) {
+  for (const auto& spec : test::all_decode_cases()) {
     INFO(test::describe(spec));
     const DecodeCase poisoned = make_decode_case(spec);
     DecodeCaseSpec clean_spec = spec;

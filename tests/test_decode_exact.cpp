@@ -7,18 +7,8 @@
 
 using namespace pao;
 
-namespace {
-
-std::vector<DecodeCaseSpec> all_cases() {
-  auto cases = test::vllm_grid_cases();
-  for (auto& c : test::feature_cases()) cases.push_back(c);
-  return cases;
-}
-
-}  // namespace
-
 TEST_CASE("exact V1 equals a dense fp64 attention to 1e-12 relative") {
-  for (const auto& spec : all_cases()) {
+  for (const auto& spec : test::all_decode_cases()) {
     INFO(test::describe(spec));
     const DecodeCase c = make_decode_case(spec);
     const auto ref = test::dense_decode_reference(c);
@@ -30,7 +20,7 @@ TEST_CASE("exact V1 equals a dense fp64 attention to 1e-12 relative") {
 }
 
 TEST_CASE("exact V2 agrees with exact V1 for several partition sizes") {
-  for (const auto& spec : all_cases()) {
+  for (const auto& spec : test::all_decode_cases()) {
     const DecodeCase c = make_decode_case(spec);
     const auto v1 = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
     const double tol = 1e-12 * std::max(1.0, test::max_abs(v1));

@@ -10,22 +10,12 @@
 
 using namespace pao;
 
-namespace {
-
-std::vector<DecodeCaseSpec> all_cases() {
-  auto cases = test::vllm_grid_cases();
-  for (auto& c : test::feature_cases()) cases.push_back(c);
-  return cases;
-}
-
-}  // namespace
-
 TEST_CASE("kernel precision is within twice a plain low-precision implementation's error") {
   // FlashAttention's rule: |kernel - exact| <= 2 |lowp - exact| + floor, where lowp is the
   // PyTorch-style reference and the floor is a few units of roundoff of the output dtype plus
   // the kernel's own guard: it divides by exp_sum + 1e-6 with exp_sum >= 1, a relative bias of
   // at most 1e-6 (visible in f32 outputs only).
-  for (const auto& spec : all_cases()) {
+  for (const auto& spec : test::all_decode_cases()) {
     const DecodeCase c = make_decode_case(spec);
     const auto exact = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
     const auto lowp = test::lowp_decode_reference(c);
@@ -43,7 +33,7 @@ TEST_CASE("kernel precision is within twice a plain low-precision implementation
 }
 
 TEST_CASE("kernel V2 with one partition is bit-identical to kernel V1") {
-  for (const auto& spec : all_cases()) {
+  for (const auto& spec : test::all_decode_cases()) {
     INFO(test::describe(spec));
     const DecodeCase c = make_decode_case(spec);
     DecodeArgs args = c.args();
@@ -58,7 +48,7 @@ TEST_CASE("kernel V2 with one partition is bit-identical to kernel V1") {
 }
 
 TEST_CASE("the standalone reduce reproduces V2's output from V2's partials") {
-  for (const auto& spec : all_cases()) {
+  for (const auto& spec : test::all_decode_cases()) {
     INFO(test::describe(spec));
     const DecodeCase c = make_decode_case(spec);
     for (Precision prec : {Precision::kernel, Precision::exact}) {

@@ -6,5 +6,7 @@ namespace pao::cli {
 
 /// `pao example`: one decode case on the embedded defaults; V1 vs V2, exact vs kernel precision.
 int run_example(int argc, char** argv);
+/// `pao sim`: the timing simulator (run, sweep, advise, calibrate).
+int run_sim(int argc, char** argv);
 
 }  // namespace pao::cli

@@ -18,6 +18,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"example", "run one decode case on the embedded defaults (V1 vs V2, exact vs kernel)",
      pao::cli::run_example},
+    {"sim", "time kernels on a GPU model: run, sweep, advise, calibrate", pao::cli::run_sim},
 };
 
 void print_usage() {

@@ -35,17 +35,10 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
     for (std::int32_t d = 0; d < hs; ++d)
       q[static_cast<std::size_t>(g) * hs + d] = p.query.at({task.seq, task.kv_head * G + g, d});
 
-  const std::int32_t* table = kv.block_table(task.seq);
-  const std::int32_t first_block = task.token_begin / bs;
-  const std::int32_t last_block = (task.token_end - 1) / bs;
 
   // Pass 1: logits.
-  for (std::int32_t b = first_block; b <= last_block; ++b) {
-    const std::int32_t t0 = b * bs;
-    const std::int32_t nt = std::min(bs, task.token_end - t0);
-    if (b < last_block) prefetch_tile(kv.key_data, kv.key_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
-    else prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[first_block], task.kv_head, bs, hs);
-    load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head], table[b],
+  for_each_block(kv, task, CacheSide::key, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+    load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head], block,
                     task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
     for (std::int32_t g = 0; g < G; ++g) {
       const double* qg = q.data() + static_cast<std::size_t>(g) * hs;
@@ -54,10 +47,15 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
       for (std::int32_t t = 0; t < nt; ++t) {
         const double* k = k_tile.data() + static_cast<std::size_t>(t) * hs;
         double dot = 0.0;
-        if (lanes_fit) {  // eight independent partial sums: one vector register
-          f64x8 part = {};
-          for (std::int32_t d = 0; d < hs; d += kLanes)
-            part = fma_vec(load_vec<f64x8>(qg + d), load_vec<f64x8>(k + d), part);
+        if (lanes_fit) {  // eight-lane partial sums, two independent chains
+          f64x8 p0 = {}, p1 = {};
+          std::int32_t d = 0;
+          for (; d + 2 * kLanes <= hs; d += 2 * kLanes) {
+            p0 = fma_vec(load_vec<f64x8>(qg + d), load_vec<f64x8>(k + d), p0);
+            p1 = fma_vec(load_vec<f64x8>(qg + d + kLanes), load_vec<f64x8>(k + d + kLanes), p1);
+          }
+          if (d < hs) p0 = fma_vec(load_vec<f64x8>(qg + d), load_vec<f64x8>(k + d), p0);
+          const f64x8 part = p0 + p1;
           for (std::int32_t i = 0; i < kLanes; ++i) dot += part[i];
         } else {
           for (std::int32_t d = 0; d < hs; ++d) dot = std::fma(qg[d], k[d], dot);
@@ -70,7 +68,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
         logits[static_cast<std::size_t>(g) * n + (token - task.token_begin)] = s;
       }
     }
-  }
+  });
 
   // Softmax statistics.
   for (std::int32_t g = 0; g < G; ++g) {
@@ -90,11 +88,8 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   // poison there cannot reach the sums.
   thread_local std::vector<double> weights;
   weights.resize(static_cast<std::size_t>(bs));
-  for (std::int32_t b = first_block; b <= last_block; ++b) {
-    const std::int32_t t0 = b * bs;
-    const std::int32_t nt = std::min(bs, task.token_end - t0);
-    if (b < last_block) prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
-    load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], table[b],
+  for_each_block(kv, task, CacheSide::value, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+    load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], block,
                     task.kv_head, nt, bs, hs, v_tile.data(), {1, bs});
     if (nt < bs)
       for (std::int32_t d = 0; d < hs; ++d) std::fill(v_tile.begin() + d * bs + nt, v_tile.begin() + (d + 1) * bs, 0.0);
@@ -103,13 +98,23 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
       std::copy(e, e + nt, weights.begin());
       std::fill(weights.begin() + nt, weights.end(), 0.0);
       if (lanes_fit) {  // acc[g][d] holds 8 lanes: token t adds into lane t % 8
-        double* a = acc.data() + static_cast<std::size_t>(g) * hs * kLanes;
-        for (std::int32_t d = 0; d < hs; ++d) {
-          const double* v = v_tile.data() + static_cast<std::size_t>(d) * bs;
-          f64x8 sum = load_vec<f64x8>(a + d * kLanes);
-          for (std::int32_t t = 0; t < bs; t += kLanes)
-            sum = fma_vec(load_vec<f64x8>(weights.data() + t), load_vec<f64x8>(v + t), sum);
-          store_vec(a + d * kLanes, sum);
+        double* __restrict a = acc.data() + static_cast<std::size_t>(g) * hs * kLanes;
+        const double* __restrict v = v_tile.data();
+        const double* __restrict w = weights.data();
+        for (std::int32_t d = 0; d < hs; d += 4) {  // four rows at once: independent chains
+          f64x8 s0 = load_vec<f64x8>(a + (d + 0) * kLanes), s1 = load_vec<f64x8>(a + (d + 1) * kLanes);
+          f64x8 s2 = load_vec<f64x8>(a + (d + 2) * kLanes), s3 = load_vec<f64x8>(a + (d + 3) * kLanes);
+          for (std::int32_t t = 0; t < bs; t += kLanes) {
+            const f64x8 wt = load_vec<f64x8>(w + t);
+            s0 = fma_vec(wt, load_vec<f64x8>(v + (d + 0) * bs + t), s0);
+            s1 = fma_vec(wt, load_vec<f64x8>(v + (d + 1) * bs + t), s1);
+            s2 = fma_vec(wt, load_vec<f64x8>(v + (d + 2) * bs + t), s2);
+            s3 = fma_vec(wt, load_vec<f64x8>(v + (d + 3) * bs + t), s3);
+          }
+          store_vec(a + (d + 0) * kLanes, s0);
+          store_vec(a + (d + 1) * kLanes, s1);
+          store_vec(a + (d + 2) * kLanes, s2);
+          store_vec(a + (d + 3) * kLanes, s3);
         }
       } else {
         double* a = acc.data() + static_cast<std::size_t>(g) * hs * bs;
@@ -120,7 +125,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
         }
       }
     }
-  }
+  });
   for (std::int32_t g = 0; g < G; ++g) {
     const double l = r.exp_sum[g];
     const std::int32_t width = lanes_fit ? kLanes : bs;

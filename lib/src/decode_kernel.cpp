@@ -134,20 +134,14 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
     for (std::int32_t d = 0; d < hs; ++d)
       q[static_cast<std::size_t>(g) * hs + d] = static_cast<float>(p.query.at({task.seq, task.kv_head * G + g, d}));
 
-  const std::int32_t* table = kv.block_table(task.seq);
   const std::int32_t first_block = task.token_begin / bs;
-  const std::int32_t last_block = (task.token_end - 1) / bs;
   const float k_scale = kv.k_scales[static_cast<std::size_t>(task.kv_head)];
   const float v_scale = kv.v_scales[static_cast<std::size_t>(task.kv_head)];
 
   // Q·K. Masked tokens (past seq_len: never in [token_begin, token_end); outside the sliding
   // window: -inf) take no part in the max.
-  for (std::int32_t b = first_block; b <= last_block; ++b) {
-    const std::int32_t t0 = b * bs;
-    const std::int32_t nt = std::min(bs, task.token_end - t0);
-    if (b < last_block) prefetch_tile(kv.key_data, kv.key_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
-    else prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[first_block], task.kv_head, bs, hs);
-    load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, table[b], task.kv_head,
+  for_each_block(kv, task, CacheSide::key, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+    load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block, task.kv_head,
                      nt, bs, hs, k_tile.data(), {1, bs});
     for (std::int32_t g = 0; g < G; ++g) {
       float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
@@ -162,7 +156,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
         lg[t] = in_window(query_pos, token, sc.sliding_window) ? s : neg_inf;
       }
     }
-  }
+  });
 
   // Softmax: block max, exp, per-thread partial sums (thread i % NT owns token i), block_sum.
   thread_local std::vector<float> lanes;
@@ -200,11 +194,8 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   // last block's tail so that NaN poison cannot leak).
   thread_local std::vector<float> p_vec;
   p_vec.resize(static_cast<std::size_t>(VV));
-  for (std::int32_t b = first_block; b <= last_block; ++b) {
-    const std::int32_t t0 = b * bs;
-    const std::int32_t nt = std::min(bs, task.token_end - t0);
-    if (b < last_block) prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[b + 1], task.kv_head, bs, hs);
-    load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, table[b], task.kv_head,
+  for_each_block(kv, task, CacheSide::value, [&](std::int32_t b, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+    load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, block, task.kv_head,
                      nt, bs, hs, v_tile.data(), {hs, 1});
     std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
     const std::int32_t w = (b - first_block) % NW;
@@ -222,7 +213,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
         for (std::int32_t d = 0; d < hs; ++d) acc[d] = acc[d] + dot[d];
       }
     }
-  }
+  });
   // Reduce: butterfly over the NVR lanes of a row, then the cross-warp halving tree (which is
   // the same tree as a butterfly over warps).
   thread_local std::vector<float> tree, per_warp;

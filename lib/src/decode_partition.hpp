@@ -3,9 +3,11 @@
 // only lets the CPU decode each K/V block once for all of them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "decode_problem.hpp"
+#include "kv_tile.hpp"
 #include "pao/decode_geometry.hpp"
 
 namespace pao::detail {
@@ -32,6 +34,29 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
 /// The fp32 result before its rounding to the output dtype.
 void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& g, const PartitionTask& task,
                           PartitionResult<float> r);
+
+enum class CacheSide { key, value };
+
+/// Walks the partition's KV blocks of one cache in order, calling
+/// fn(logical_block, first_token, num_tokens, physical_block). Before each block it prefetches the
+/// next one (after the last K block: the first V block), since scattered blocks defeat hardware
+/// prefetchers.
+template <typename Fn>
+void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side, Fn fn) {
+  const std::int32_t bs = kv.block_size, hs = kv.head_size;
+  const std::int32_t* table = kv.block_table(task.seq);
+  const std::int32_t first = task.token_begin / bs, last = (task.token_end - 1) / bs;
+  const bool key = side == CacheSide::key;
+  for (std::int32_t b = first; b <= last; ++b) {
+    if (b < last)
+      prefetch_tile(key ? kv.key_data : kv.value_data, key ? kv.key_layout : kv.value_layout, kv.cache_dtype,
+                    table[b + 1], task.kv_head, bs, hs);
+    else if (key)
+      prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[first], task.kv_head, bs, hs);
+    const std::int32_t t0 = b * bs;
+    fn(b, t0, std::min(bs, task.token_end - t0), table[b]);
+  }
+}
 
 /// Whether key position `key` is visible to the query at position `query_pos` under a sliding
 /// window (0 = no window).

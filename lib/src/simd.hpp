@@ -5,6 +5,10 @@
 
 #include <cstring>
 
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 namespace pao::detail {
 
 using f64x8 = double __attribute__((vector_size(64)));
@@ -21,25 +25,34 @@ template <typename V, typename T>
 inline void store_vec(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
-/// Lane-wise fused multiply-add (one rounding per lane).
-template <typename V>
-inline V fma_vec(V a, V b, V c) {
-  constexpr int n = sizeof(V) / sizeof(a[0]);
-  V r;
-  for (int i = 0; i < n; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
+/// Lane-wise fused multiply-add (one rounding per lane). The intrinsics are the same operation;
+/// GCC keeps a lane loop in memory, so they are spelled out where the ISA has them.
+inline f64x8 fma_vec(f64x8 a, f64x8 b, f64x8 c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_pd(a, b, c);
+#else
+  f64x8 r;
+  for (int i = 0; i < 8; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
   return r;
+#endif
 }
-template <>
-inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
-  f32x8 r;
-  for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
-  return r;
-}
-template <>
 inline f32x16 fma_vec(f32x16 a, f32x16 b, f32x16 c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_ps(a, b, c);
+#else
   f32x16 r;
   for (int i = 0; i < 16; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
   return r;
+#endif
+}
+inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
+#if defined(__FMA__) && defined(__AVX__)
+  return _mm256_fmadd_ps(a, b, c);
+#else
+  f32x8 r;
+  for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
+  return r;
+#endif
 }
 /// Broadcast of a scalar.
 template <typename V, typename T>

@@ -95,4 +95,11 @@ inline std::vector<DecodeCaseSpec> feature_cases() {
   return cases;
 }
 
+/// The grid followed by the feature cases.
+inline std::vector<DecodeCaseSpec> all_decode_cases() {
+  auto cases = vllm_grid_cases();
+  for (auto& c : feature_cases()) cases.push_back(c);
+  return cases;
+}
+
 }  // namespace pao::test

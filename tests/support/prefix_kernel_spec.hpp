@@ -39,16 +39,19 @@ inline std::vector<float> kernel_spec_prefix(const PrefixCase& c) {
     };
     for (std::int64_t m_tile = 0; m_tile * s.block_m < qlen; ++m_tile) {
       std::vector<Tile> tiles;
-      for (std::int64_t k0 = 0; k0 < ctx; k0 += s.context_tile) tiles.push_back({k0, std::min<std::int64_t>(s.context_tile, ctx - k0)});
+      for (std::int64_t k0 = 0; k0 < ctx; k0 += s.context_tile)
+        tiles.push_back({k0, std::min<std::int64_t>(s.context_tile, ctx - k0)});
       for (std::int64_t n0 = 0; n0 < (m_tile + 1) * s.block_m; n0 += s.block_n)
         tiles.push_back({ctx + n0, std::clamp<std::int64_t>(qlen - n0, 0, s.block_n)});
       for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t kvh = h / G;
         const float slope = s.alibi ? static_cast<float>(c.alibi_slopes.at({h})) : 0.0f;
-        for (std::int64_t i = m_tile * s.block_m; i < std::min<std::int64_t>((m_tile + 1) * s.block_m, qlen); ++i) {
+        for (std::int64_t i = m_tile * s.block_m; i < std::min<std::int64_t>((m_tile + 1) * s.block_m, qlen);
+             ++i) {
           const std::int64_t token = kv.first_token + i, q_pos = ctx + i;
           std::vector<float> q(static_cast<std::size_t>(hs)), acc(static_cast<std::size_t>(hs), 0.0f);
-          for (std::int64_t d = 0; d < hs; ++d) q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({token, h, d}));
+          for (std::int64_t d = 0; d < hs; ++d)
+            q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({token, h, d}));
           float m_i = neg_inf, l_i = 0.0f;
           for (const Tile& tile : tiles) {
             std::vector<float> z(static_cast<std::size_t>(tile.num_keys)), p(z.size());
@@ -57,7 +60,8 @@ inline std::vector<float> kernel_spec_prefix(const PrefixCase& c) {
               const std::int64_t k_pos = tile.first_pos + j;
               const float* kr = k.data() + (k_pos * nkv + kvh) * hs;
               float dot = q[0] * kr[0];
-              for (std::int64_t d = 1; d < hs; ++d) dot = std::fma(q[static_cast<std::size_t>(d)], kr[d], dot);
+              for (std::int64_t d = 1; d < hs; ++d)
+                dot = std::fma(q[static_cast<std::size_t>(d)], kr[d], dot);
               float zj = scale * dot;
               if (s.soft_cap > 0) zj = s.soft_cap * kernel_tanh(zj / s.soft_cap);
               if (s.alibi) zj = zj + slope * static_cast<float>(k_pos - q_pos);
@@ -76,14 +80,16 @@ inline std::vector<float> kernel_spec_prefix(const PrefixCase& c) {
               const float pj = round_act(t, p[static_cast<std::size_t>(j)]);
               if (pj == 0.0f) continue;
               const float* vr = v.data() + ((tile.first_pos + j) * nkv + kvh) * hs;
-              for (std::int64_t d = 0; d < hs; ++d) acc[static_cast<std::size_t>(d)] = std::fma(pj, vr[d], acc[static_cast<std::size_t>(d)]);
+              for (std::int64_t d = 0; d < hs; ++d)
+                acc[static_cast<std::size_t>(d)] = std::fma(pj, vr[d], acc[static_cast<std::size_t>(d)]);
             }
             l_i = std::fma(l_i, alpha, l_ij);
             m_i = m_ij;
           }
           const float denom = l_i + 1e-10f;
           for (std::int64_t d = 0; d < hs; ++d)
-            out[static_cast<std::size_t>((token * H + h) * hs + d)] = acc[static_cast<std::size_t>(d)] / denom;
+            out[static_cast<std::size_t>((token * H + h) * hs + d)] =
+                acc[static_cast<std::size_t>(d)] / denom;
         }
       }
     }

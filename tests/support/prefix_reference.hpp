@@ -101,15 +101,19 @@ inline std::vector<double> dense_prefix_reference(const PrefixCase& c) {
           double z = scale * dot;
           if (s.soft_cap > 0) z = s.soft_cap * std::tanh(z / s.soft_cap);
           if (s.alibi) z += c.alibi_slopes.at({h}) * static_cast<double>(j - q_pos);
-          logits[static_cast<std::size_t>(j)] = prefix_visible(s, q_pos, j) ? z : -std::numeric_limits<double>::infinity();
+          logits[static_cast<std::size_t>(j)] =
+              prefix_visible(s, q_pos, j) ? z : -std::numeric_limits<double>::infinity();
           m = std::max(m, logits[static_cast<std::size_t>(j)]);
         }
         double denom = 0;
-        for (std::int64_t j = 0; j < L; ++j) denom += (w[static_cast<std::size_t>(j)] = std::exp(logits[static_cast<std::size_t>(j)] - m));
+        for (std::int64_t j = 0; j < L; ++j)
+          denom += (w[static_cast<std::size_t>(j)] = std::exp(logits[static_cast<std::size_t>(j)] - m));
         for (std::int64_t d = 0; d < hs; ++d) {
           double acc = 0;
           for (std::int64_t j = 0; j < L; ++j)
-            if (w[static_cast<std::size_t>(j)] != 0) acc += w[static_cast<std::size_t>(j)] * kv.v[static_cast<std::size_t>((j * nkv + kvh) * hs + d)];
+            if (w[static_cast<std::size_t>(j)] != 0)
+              acc +=
+                  w[static_cast<std::size_t>(j)] * kv.v[static_cast<std::size_t>((j * nkv + kvh) * hs + d)];
           out[static_cast<std::size_t>((token * H + h) * hs + d)] = acc / denom;
         }
       }
@@ -140,7 +144,8 @@ inline std::vector<double> lowp_prefix_reference(const PrefixCase& c) {
       for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t kvh = h / G;
         std::vector<float> q(static_cast<std::size_t>(hs));
-        for (std::int64_t d = 0; d < hs; ++d) q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({token, h, d}));
+        for (std::int64_t d = 0; d < hs; ++d)
+          q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({token, h, d}));
         float m = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < L; ++j) {
           float dot = 0;
@@ -159,7 +164,8 @@ inline std::vector<double> lowp_prefix_reference(const PrefixCase& c) {
         for (std::int64_t d = 0; d < hs; ++d) {
           float acc = 0;
           for (std::int64_t j = 0; j < L; ++j)
-            if (p[static_cast<std::size_t>(j)] != 0) acc += p[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>((j * nkv + kvh) * hs + d)];
+            if (p[static_cast<std::size_t>(j)] != 0)
+              acc += p[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>((j * nkv + kvh) * hs + d)];
           out[static_cast<std::size_t>((token * H + h) * hs + d)] = round_act(t, acc);
         }
       }

@@ -1,0 +1,84 @@
+// Triad bandwidth and FMA peaks.
+#include "machine_limits.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+namespace pao::bench {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double triad_gb_per_s() {
+  const std::size_t n = std::size_t{1} << 25;  // 3 x 256 MiB of doubles
+  std::vector<double> a(n), b(n), c(n);
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = 0.0;
+    b[i] = 1.0 + static_cast<double>(i % 7);
+    c[i] = 2.0;
+  }
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0 * c[i];
+    best = std::min(best, seconds_since(t0));
+  }
+  volatile double sink = a[n / 2];
+  (void)sink;
+  return 3.0 * static_cast<double>(n) * sizeof(double) / best / 1e9;
+}
+
+/// 16 independent chains of `lanes`-wide fma: enough to cover FMA latency x ports.
+template <typename T>
+double fma_gflops() {
+  constexpr int kChains = 16, kLanes = 64 / sizeof(T);
+  const long iters = 4'000'000;
+  double best = 1e30;
+  double flops = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+      alignas(64) T acc[kChains][kLanes];
+      for (int c = 0; c < kChains; ++c)
+        for (int l = 0; l < kLanes; ++l) acc[c][l] = static_cast<T>(c + l) * T(1e-3);
+      const T mul = T(0.999999), add = T(1e-7);
+      for (long i = 0; i < iters; ++i)
+        for (int c = 0; c < kChains; ++c)
+#pragma omp simd
+          for (int l = 0; l < kLanes; ++l) acc[c][l] = std::fma(acc[c][l], mul, add);
+      T s = 0;
+      for (int c = 0; c < kChains; ++c)
+        for (int l = 0; l < kLanes; ++l) s += acc[c][l];
+      total += static_cast<double>(s);
+    }
+    volatile double sink = total;
+    (void)sink;
+    best = std::min(best, seconds_since(t0));
+    flops = 2.0 * kChains * kLanes * static_cast<double>(iters) * omp_get_max_threads();
+  }
+  return flops / best / 1e9;
+}
+
+}  // namespace
+
+MachineLimits measure_machine_limits() {
+  MachineLimits m;
+  m.threads = omp_get_max_threads();
+  m.triad_gb_per_s = triad_gb_per_s();
+  m.fp32_gflops = fma_gflops<float>();
+  m.fp64_gflops = fma_gflops<double>();
+  return m;
+}
+
+}  // namespace pao::bench
