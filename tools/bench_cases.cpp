@@ -4,6 +4,7 @@
 #include "pao/decode_case.hpp"
 #include "pao/error.hpp"
 #include "pao/paged_attention.hpp"
+#include "pao/prefix_case.hpp"
 
 namespace pao::bench {
 
@@ -32,10 +33,35 @@ BenchCase decode_case() {
   return b;
 }
 
+BenchCase prefill_case() {
+  PrefixCaseSpec spec;
+  spec.num_heads = 32;
+  spec.num_kv_heads = 8;
+  spec.head_size = 128;
+  spec.block_size = 16;
+  spec.dtype = spec.kv_cache_dtype = DType::f16;
+  spec.context_lens.assign(4, 2048);
+  spec.query_lens.assign(4, 512);
+  auto c = std::make_shared<PrefixCase>(make_prefix_case(spec));
+  BenchCase b;
+  b.name = "prefill";
+  // Each new token i (0-based in its chunk) attends to context + i + 1 keys.
+  double keys = 0;
+  for (std::size_t s = 0; s < spec.context_lens.size(); ++s)
+    for (std::int32_t i = 0; i < spec.query_lens[s]; ++i) keys += spec.context_lens[s] + i + 1;
+  b.flops = keys * spec.num_heads * spec.head_size * 2 /*QK, PV*/ * 2;
+  const double kv_tokens = 4.0 * (2048 + 512);
+  b.kv_bytes = kv_tokens * spec.num_kv_heads * spec.head_size * 2 * 2;
+  b.inputs = c;
+  b.run = [c](bool exact) { prefix_attention(c->args(), exact ? Precision::exact : Precision::kernel); };
+  return b;
+}
+
 }  // namespace
 
 BenchCase make_bench_case(const std::string& name) {
   if (name == "decode") return decode_case();
+  if (name == "prefill") return prefill_case();
   fail("pao-bench: unknown case '", name, "' (expected decode or prefill)");
 }
 

@@ -1,0 +1,104 @@
+// Exact precision of the prefix kernel: against an independent dense fp64 formulation, across tile
+// sizes, against exact V1 decode for one-token queries, and its one final rounding.
+#include <doctest/doctest.h>
+
+#include "pao/paged_attention.hpp"
+#include "pao/prefix_attention.hpp"
+#include "support/prefix_cases.hpp"
+#include "support/prefix_reference.hpp"
+
+using namespace pao;
+
+namespace {
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double v : a) m = std::max(m, std::abs(v));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("exact prefix equals a dense fp64 attention to 1e-12 relative") {
+  for (const auto& spec : test::all_prefix_cases()) {
+    INFO(describe(spec));
+    const PrefixCase c = make_prefix_case(spec);
+    const auto ref = test::dense_prefix_reference(c);
+    const auto got = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    REQUIRE(got.size() == ref.size());
+    CHECK(max_abs_diff(got, ref) <= 1e-12 * std::max(1.0, max_abs(ref)));
+  }
+}
+
+TEST_CASE("exact prefix does not depend on the tile sizes") {
+  const std::int32_t tiles[][3] = {{16, 16, 16}, {64, 32, 32}, {128, 64, 32}, {8, 24, 40}};
+  auto specs = test::prefix_feature_cases();
+  specs.push_back(test::prefix_grid_cases()[1]);  // fp8
+  for (const auto& base : specs) {
+    const PrefixCase c = make_prefix_case(base);
+    std::vector<double> first;
+    for (const auto& t : tiles) {
+      PrefixArgs args = c.args();
+      args.block_m = t[0];
+      args.block_n = t[1];
+      args.context_tile = t[2];
+      INFO(describe(base), " block_m=", t[0], " block_n=", t[1], " context_tile=", t[2]);
+      const auto got = prefix_attention(args, Precision::exact).out_f64.to_f64();
+      if (first.empty())
+        first = got;
+      else
+        CHECK(max_abs_diff(got, first) <= 1e-12 * std::max(1.0, max_abs(first)));
+    }
+  }
+}
+
+TEST_CASE("a one-token query with a context equals exact V1 decode of the same sequence") {
+  // The new token is written into the cache too (cache_new_tokens), as vLLM does before attention,
+  // so decode reads the same K/V from the cache that prefix reads from key / value. With an fp8
+  // cache that holds only where quantisation is exact: small integers and a power-of-two scale.
+  std::vector<PrefixCaseSpec> specs;
+  for (auto spec : test::all_prefix_cases()) {
+    spec.context_lens = {0, 37, 45, 16, 130};
+    spec.query_lens = {1, 1, 1, 1, 1};
+    spec.cache_new_tokens = true;
+    if (is_fp8(spec.kv_cache_dtype)) {
+      spec.distribution = ValueDistribution::small_integers;
+      spec.k_scale = 0.25f;
+      spec.v_scale = 0.5f;
+    }
+    specs.push_back(spec);
+  }
+  for (const auto& spec : specs) {
+    INFO(describe(spec));
+    const PrefixCase c = make_prefix_case(spec);
+    DecodeArgs d;
+    d.query = c.query;  // [num_seqs, num_heads, head_size]: one token per sequence
+    d.key_cache = c.key_cache;
+    d.value_cache = c.value_cache;
+    d.kv_layout = spec.kv_layout;
+    d.block_tables = c.block_tables;
+    d.seq_lens = c.seq_lens;
+    d.options = c.args().options;
+    const auto decode = paged_attention_v1(d, Precision::exact).out_f64.to_f64();
+    const auto prefix = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    CHECK(max_abs_diff(prefix, decode) <= 1e-12 * std::max(1.0, max_abs(decode)));
+  }
+}
+
+TEST_CASE("exact output is the one rounding of the fp64 output") {
+  for (const auto& spec : test::prefix_grid_cases()) {
+    INFO(describe(spec));
+    const PrefixCase c = make_prefix_case(spec);
+    const PrefixOutputs o = prefix_attention(c.args(), Precision::exact);
+    const auto f64 = o.out_f64.to_f64();
+    const auto rounded = o.out.to_f64();
+    REQUIRE(f64.size() == rounded.size());
+    for (std::size_t i = 0; i < f64.size(); ++i) REQUIRE(rounded[i] == round_to_dtype(spec.dtype, f64[i]));
+  }
+}
