@@ -10,6 +10,8 @@
 
 #include "decode_partition.hpp"
 #include "kv_tile.hpp"
+#include "prefix_tile_math.hpp"  // kernel_exp_n
+#include "simd.hpp"
 #include "pao/error.hpp"
 #include "pao/formats.hpp"
 #include "pao/kernel_math.hpp"
@@ -26,16 +28,25 @@ namespace {
 void qk_block(const DecodeGeometry& g, const float* q, const float* k_tile, std::int32_t hs,
               std::int32_t bs, std::int32_t nt, float* acc /*[dims_per_step][bs]*/, float* out) {
   const std::int32_t A = g.dims_per_step;
-  for (std::int32_t a = 0; a < A; ++a) {
-    float* acc_a = acc + static_cast<std::size_t>(a) * bs;
-    const float* krow = k_tile + static_cast<std::size_t>(a) * bs;
-    const float qa = q[a];
-    for (std::int32_t t = 0; t < nt; ++t) acc_a[t] = qa * krow[t];
-    for (std::int32_t d = a + A; d < hs; d += A) {
-      const float qd = q[d];
-      const float* kd = k_tile + static_cast<std::size_t>(d) * bs;
-      for (std::int32_t t = 0; t < nt; ++t) acc_a[t] = std::fma(qd, kd[t], acc_a[t]);
+  // Accumulator a for a run of tokens, kept in a register across its dims (vector lanes are
+  // tokens; each lane's chain is the scalar one).
+  auto accumulate = [&](auto lanes_tag, std::int32_t t0) {
+    using V = decltype(lanes_tag);
+    for (std::int32_t a = 0; a < A; ++a) {
+      V sum = splat<V>(q[a]) * load_vec<V>(k_tile + static_cast<std::size_t>(a) * bs + t0);
+      for (std::int32_t d = a + A; d < hs; d += A)
+        sum = fma_vec(splat<V>(q[d]), load_vec<V>(k_tile + static_cast<std::size_t>(d) * bs + t0), sum);
+      store_vec(acc + static_cast<std::size_t>(a) * bs + t0, sum);
     }
+  };
+  std::int32_t t0 = 0;
+  for (; t0 + 16 <= nt; t0 += 16) accumulate(f32x16{}, t0);
+  for (; t0 + 8 <= nt; t0 += 8) accumulate(f32x8{}, t0);
+  for (std::int32_t a = 0; a < A && t0 < nt; ++a) {
+    float* acc_a = acc + static_cast<std::size_t>(a) * bs;
+    for (std::int32_t t = t0; t < nt; ++t) acc_a[t] = q[a] * k_tile[static_cast<std::size_t>(a) * bs + t];
+    for (std::int32_t d = a + A; d < hs; d += A)
+      for (std::int32_t t = t0; t < nt; ++t) acc_a[t] = std::fma(q[d], k_tile[static_cast<std::size_t>(d) * bs + t], acc_a[t]);
   }
   // Lane sums: thread o's accumulators o*vec_size + [0, vec_size), left to right, in place into
   // row o*vec_size.
@@ -170,10 +181,13 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
       qk_max = std::fmax(qk_max, lg[i]);
       any_visible = true;
     }
+    for (std::int32_t i = 0; i < n; ++i) lg[i] = lg[i] - qk_max;
+    kernel_exp_n(lg, lg, n);
+    // Thread t sums tokens t, t + NT, ...: a row of NT tokens at a time, lanes = threads.
     std::fill(partial.begin(), partial.end(), 0.0f);
-    for (std::int32_t i = 0; i < n; ++i) {
-      lg[i] = kernel_exp(lg[i] - qk_max);
-      partial[static_cast<std::size_t>(i % NT)] += lg[i];
+    for (std::int32_t row = 0; row < n; row += NT) {
+      const std::int32_t m = std::min(NT, n - row);
+      for (std::int32_t t = 0; t < m; ++t) partial[static_cast<std::size_t>(t)] += lg[row + t];
     }
     thread_local std::vector<float> warp_sums;
     warp_sums.resize(static_cast<std::size_t>(NW));

@@ -1,18 +1,88 @@
 // Dense tiles from a paged cache.
 #include "kv_tile.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "pao/element.hpp"
 #include "pao/formats.hpp"
 
-#if defined(__F16C__) && defined(__AVX__)
+#if (defined(__F16C__) && defined(__AVX__)) || defined(__AVX512F__)
 #include <immintrin.h>
+#endif
+
+// GCC 12's AVX-512 headers trip -Wuninitialized/-Wmaybe-uninitialized on their own undefined
+// pass-through operands (GCC bug 105593); the warning is about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 namespace pao::detail {
 
 namespace {
+
+/// dst[j * dst_stride + i] = in[i][j] for a 16 x 16 block of floats.
+void transpose16(const float (&in)[16][16], float* dst, std::int64_t dst_stride) {
+#if defined(__AVX512F__)
+  __m512 r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in[i]);
+  for (int i = 0; i < 8; ++i) {  // per 128-bit lane: a0 b0 a1 b1 | a2 b2 a3 b3
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // u[4i + k], lane L: rows 4i..4i+3 of column 4L + k
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {  // gather lane L of the four row groups: column 4L + k
+    const __m512 w0 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+    const __m512 w1 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xDD);
+    const __m512 w2 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    const __m512 w3 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xDD);
+    _mm512_storeu_ps(dst + (0 + k) * dst_stride, _mm512_shuffle_f32x4(w0, w2, 0x88));
+    _mm512_storeu_ps(dst + (8 + k) * dst_stride, _mm512_shuffle_f32x4(w0, w2, 0xDD));
+    _mm512_storeu_ps(dst + (4 + k) * dst_stride, _mm512_shuffle_f32x4(w1, w3, 0x88));
+    _mm512_storeu_ps(dst + (12 + k) * dst_stride, _mm512_shuffle_f32x4(w1, w3, 0xDD));
+  }
+#else
+  for (int j = 0; j < 16; ++j)
+    for (int i = 0; i < 16; ++i) dst[j * dst_stride + i] = in[i][j];
+#endif
+}
+
+/// Float tiles of the vLLM layouts in 16 x 16 blocks; false when the shapes do not fit.
+bool transpose_key_chunks(const float* src, std::int64_t bs, std::int64_t x, std::int64_t head_size,
+                          std::int64_t num_tokens, float* dst, std::int64_t dim_stride) {
+  // [head_size/x][bs][x] -> [dim][token]: 16 tokens x (16 / x chunks of x dims) per block.
+  if (x > 16 || 16 % x != 0 || head_size % 16 != 0 || bs % 16 != 0 || num_tokens != bs) return false;
+  float in[16][16];
+  const std::int64_t per = 16 / x;
+  for (std::int64_t c = 0; c < head_size / x; c += per)
+    for (std::int64_t t0 = 0; t0 < bs; t0 += 16) {
+      for (std::int64_t t = 0; t < 16; ++t)
+        for (std::int64_t h = 0; h < per; ++h)
+          std::memcpy(&in[t][h * x], src + ((c + h) * bs + t0 + t) * x, static_cast<std::size_t>(x) * sizeof(float));
+      transpose16(in, dst + c * x * dim_stride + t0, dim_stride);
+    }
+  return true;
+}
+
+bool transpose_value_rows(const float* src, std::int64_t bs, std::int64_t head_size, std::int64_t num_tokens,
+                          float* dst, std::int64_t token_stride) {
+  // [head_size][bs] -> [token][dim]
+  if (head_size % 16 != 0 || bs % 16 != 0 || num_tokens != bs) return false;
+  float in[16][16];
+  for (std::int64_t d0 = 0; d0 < head_size; d0 += 16)
+    for (std::int64_t t0 = 0; t0 < bs; t0 += 16) {
+      for (std::int64_t d = 0; d < 16; ++d) std::memcpy(in[d], src + (d0 + d) * bs + t0, 16 * sizeof(float));
+      transpose16(in, dst + t0 * token_stride + d0, token_stride);
+    }
+  return true;
+}
 
 /// Copies tokens [0, num_tokens) x dims [0, head_size) of one block/head into `dst`, decoding
 /// with `decode(src, out, n)` over contiguous runs of the cache.
@@ -28,19 +98,51 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
   if (x > 1 && l.dim_inner_stride == 1 && l.token_stride == x && l.dim_outer_stride == bs * x) {
     run.resize(static_cast<std::size_t>(head_size * bs));
     decode(base, run.data(), run.size());
-    for (std::int64_t c = 0; c < head_size / x; ++c)
-      for (std::int64_t t = 0; t < num_tokens; ++t)
-        for (std::int64_t i = 0; i < x; ++i)
-          dst[t * dest.token_stride + (c * x + i) * dest.dim_stride] = run[static_cast<std::size_t>((c * bs + t) * x + i)];
+    const T* src = run.data();
+    if (dest.dim_stride == 1) {  // token-major: rows of x contiguous dims
+      for (std::int64_t c = 0; c < head_size / x; ++c)
+        for (std::int64_t t = 0; t < num_tokens; ++t)
+          std::copy(src + (c * bs + t) * x, src + (c * bs + t + 1) * x, dst + t * dest.token_stride + c * x);
+    } else if (dest.token_stride == 1) {  // dim-major: a [block_size][x] -> [x][block_size] transpose per chunk
+      if constexpr (std::is_same_v<T, float>)
+        if (transpose_key_chunks(src, bs, x, head_size, num_tokens, dst, dest.dim_stride)) return;
+      for (std::int64_t c = 0; c < head_size / x; ++c)
+        for (std::int64_t i = 0; i < x; ++i) {
+          T* row = dst + (c * x + i) * dest.dim_stride;
+          const T* col = src + c * bs * x + i;
+          for (std::int64_t t = 0; t < num_tokens; ++t) row[t] = col[t * x];
+        }
+    } else {
+      for (std::int64_t c = 0; c < head_size / x; ++c)
+        for (std::int64_t t = 0; t < num_tokens; ++t)
+          for (std::int64_t i = 0; i < x; ++i)
+            dst[t * dest.token_stride + (c * x + i) * dest.dim_stride] = src[(c * bs + t) * x + i];
+    }
     return;
   }
   // vLLM value cache: one dense [head_size][block_size] run.
   if (x == 1 && l.token_stride == 1 && l.dim_outer_stride == bs) {
+    if (dest.token_stride == 1 && dest.dim_stride == bs) {  // the tile is the stored slice
+      decode(base, dst, static_cast<std::size_t>(head_size * bs));
+      return;
+    }
     run.resize(static_cast<std::size_t>(head_size * bs));
     decode(base, run.data(), run.size());
-    for (std::int64_t t = 0; t < num_tokens; ++t)
+    const T* src = run.data();
+    if (dest.token_stride == 1) {  // dim-major, as stored
       for (std::int64_t d = 0; d < head_size; ++d)
-        dst[t * dest.token_stride + d * dest.dim_stride] = run[static_cast<std::size_t>(d * bs + t)];
+        std::copy(src + d * bs, src + d * bs + num_tokens, dst + d * dest.dim_stride);
+    } else if (dest.dim_stride == 1) {  // token-major: a [head_size][block_size] transpose
+      if constexpr (std::is_same_v<T, float>)
+        if (transpose_value_rows(src, bs, head_size, num_tokens, dst, dest.token_stride)) return;
+      for (std::int64_t t = 0; t < num_tokens; ++t) {
+        T* row = dst + t * dest.token_stride;
+        for (std::int64_t d = 0; d < head_size; ++d) row[d] = src[d * bs + t];
+      }
+    } else {
+      for (std::int64_t t = 0; t < num_tokens; ++t)
+        for (std::int64_t d = 0; d < head_size; ++d) dst[t * dest.token_stride + d * dest.dim_stride] = src[d * bs + t];
+    }
     return;
   }
   if (l.token_stride == 1) {  // tokens contiguous: a run per dim

@@ -54,13 +54,10 @@ inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
   return r;
 #endif
 }
-/// Broadcast of a scalar.
+/// Broadcast of a scalar (x - 0 is x exactly, -0 included; GCC broadcasts the scalar operand).
 template <typename V, typename T>
 inline V splat(T x) {
-  V v;
-  constexpr int n = sizeof(V) / sizeof(T);
-  for (int i = 0; i < n; ++i) v[i] = x;
-  return v;
+  return x - V{};
 }
 
 }  // namespace pao::detail
