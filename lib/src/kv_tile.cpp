@@ -65,7 +65,7 @@ bool transpose_key_chunks(const float* src, std::int64_t bs, std::int64_t x, std
     for (std::int64_t t0 = 0; t0 < bs; t0 += 16) {
       for (std::int64_t t = 0; t < 16; ++t)
         for (std::int64_t h = 0; h < per; ++h)
-          std::memcpy(&in[t][h * x], src + ((c + h) * bs + t0 + t) * x, static_cast<std::size_t>(x) * sizeof(float));
+          for (std::int64_t i = 0; i < x; ++i) in[t][h * x + i] = src[((c + h) * bs + t0 + t) * x + i];
       transpose16(in, dst + c * x * dim_stride + t0, dim_stride);
     }
   return true;
@@ -171,6 +171,12 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
 void round_to_activation(DType dtype, float* v, std::size_t n) {
   if (dtype == DType::f16) {
     std::size_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) {
+      const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT);
+      _mm512_storeu_ps(v + i, _mm512_cvtph_ps(h));
+    }
+#endif
 #if defined(__F16C__) && defined(__AVX__)
     for (; i + 8 <= n; i += 8) {
       const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT);
