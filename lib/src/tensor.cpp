@@ -2,6 +2,10 @@
 #include "pao/tensor.hpp"
 
 #include <cstdlib>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -59,13 +63,31 @@ std::int32_t TensorView::i32_at(std::initializer_list<std::int64_t> index) const
   return v;
 }
 
-void Tensor::FreeAligned::operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
+namespace {
+
+// Large tensors (KV caches of long contexts) are read block by block at scattered addresses: on 4 KiB
+// pages nearly every block costs a TLB miss. They are aligned to 2 MiB and offered to the kernel as
+// transparent huge pages.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+
+std::size_t alignment_for(std::size_t bytes) { return bytes >= 4 * kHugePage ? kHugePage : 64; }
+
+}  // namespace
+
+void Tensor::FreeAligned::operator()(std::byte* p) const { std::free(p); }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   for (auto d : shape_) require(d >= 0, "Tensor: negative dimension in shape ", shape_to_string(shape_));
   // Allocate at least one byte so that an empty tensor is still `defined()`.
   const std::size_t n = nbytes() > 0 ? nbytes() : 1;
-  storage_.reset(new (std::align_val_t(64)) std::byte[n]);
+  const std::size_t align = alignment_for(n);
+  const std::size_t rounded = (n + align - 1) / align * align;  // aligned_alloc wants a multiple
+  auto* p = static_cast<std::byte*>(std::aligned_alloc(align, rounded));
+  if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  storage_.reset(p);
   std::memset(storage_.get(), 0, n);
 }
 
