@@ -8,5 +8,9 @@ namespace pao::cli {
 int run_example(int argc, char** argv);
 /// `pao sim`: the timing simulator (run, sweep, advise, calibrate).
 int run_sim(int argc, char** argv);
+int run_golden(int argc, char** argv);
+int run_diff(int argc, char** argv);
+/// `pao mutate`: vendor-style outputs from goldens, optionally with a planted bug.
+int run_mutate(int argc, char** argv);
 
 }  // namespace pao::cli

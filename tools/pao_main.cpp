@@ -19,6 +19,10 @@ constexpr Command kCommands[] = {
     {"example", "run one decode case on the embedded defaults (V1 vs V2, exact vs kernel)",
      pao::cli::run_example},
     {"sim", "time kernels on a GPU model: run, sweep, advise, calibrate", pao::cli::run_sim},
+    {"golden", "write golden files for a case or a suite (resumable, shardable)", pao::cli::run_golden},
+    {"diff", "compare vendor outputs with goldens: locations, patterns, JSON/JUnit", pao::cli::run_diff},
+    {"mutate", "vendor-style outputs from goldens, optionally with a planted bug (to try pao diff)",
+     pao::cli::run_mutate},
 };
 
 void print_usage() {

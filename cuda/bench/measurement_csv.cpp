@@ -1,0 +1,42 @@
+// Lines of the measurement CSV.
+#include "bench/measurement_csv.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace pao::cuda::bench {
+
+namespace {
+
+std::string cell(std::string text) {
+  std::replace(text.begin(), text.end(), ',', ' ');
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+}  // namespace
+
+std::string measurement_csv_header() {
+  return "device,kernel,partition_size,num_seqs,num_heads,num_kv_heads,head_size,block_size,dtype,kv_cache_"
+         "dtype,"
+         "seq_len,query_len,max_seq_len,time_us,stddev_us,repeats,timing,achieved_gbps,note";
+}
+
+std::string measurement_csv_row(const MeasurementRow& r) {
+  std::ostringstream os;
+  os.precision(8);
+  const bool v2 = !r.prefix && r.partition_size > 0;
+  const std::string kernel = r.prefix
+                                 ? "prefix:" + std::to_string(r.block_m) + "x" + std::to_string(r.block_n)
+                             : v2 ? "v2:" + std::to_string(r.partition_size)
+                                  : std::string("v1");
+  os << cell(r.device) << "," << kernel << "," << (v2 ? std::to_string(r.partition_size) : std::string())
+     << "," << r.num_seqs << "," << r.num_heads << "," << r.num_kv_heads << "," << r.head_size << ","
+     << r.block_size << "," << dtype_name(r.dtype) << ","
+     << (r.kv_cache_dtype == r.dtype ? std::string("auto") : std::string(dtype_name(r.kv_cache_dtype))) << ","
+     << r.seq_len << "," << (r.prefix ? r.query_len : 1) << "," << r.seq_len << "," << r.time_us << ","
+     << r.stddev_us << "," << r.repeats << ",gpu," << r.achieved_gbps << "," << cell(r.note);
+  return os.str();
+}
+
+}  // namespace pao::cuda::bench

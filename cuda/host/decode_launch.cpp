@@ -1,0 +1,191 @@
+// Checks of a decode launch and its sizes, all taken from the plan.
+#include "pao/cuda/decode_launch.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "pao/cuda/dispatch.hpp"
+#include "pao/error.hpp"
+
+namespace pao::cuda {
+
+namespace {
+
+template <typename... Parts>
+Status fail_with(Parts&&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return Status::failure(os.str());
+}
+
+std::int32_t elem_bytes(DType t) { return static_cast<std::int32_t>(dtype_size(t)); }
+
+bool multiple_of(std::int64_t v, std::int64_t n) { return v % n == 0; }
+
+}  // namespace
+
+Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& p, std::int32_t max_seq_len,
+                          std::int32_t partition_size, std::span<const std::int32_t> host_seq_lens,
+                          DecodePlan& plan) {
+  DecodeShape s;
+  s.num_seqs = p.num_seqs;
+  s.num_heads = p.num_heads;
+  s.num_kv_heads = p.num_kv_heads;
+  s.head_size = p.head_size;
+  s.block_size = p.block_size;
+  s.partition_size = partition_size;
+  s.threads_per_cta = kThreadsPerCta;
+  s.warp_size = kWarpSize;
+  std::int32_t longest = 0;
+  for (auto len : host_seq_lens) longest = len > longest ? len : longest;
+  s.max_seq_len = max_seq_len > 0 ? max_seq_len : longest;
+  try {
+    plan = plan_decode(kernel, s, host_seq_lens);
+  } catch (const Error& e) {
+    return Status::failure(e.what());
+  }
+  return {};
+}
+
+Status check_geometry(std::int32_t block_size, DType dtype) {
+  const std::int32_t eb = elem_bytes(dtype);
+  const DecodeGeometry d = DecodeGeometry::make(kWarpSize, kThreadsPerCta, block_size, eb);
+  const StaticDecodeGeometry s = static_decode_geometry(kWarpSize, kThreadsPerCta, block_size, eb);
+  const struct {
+    const char* name;
+    std::int32_t oracle, cuda;
+  } fields[] = {{"warp_size", d.warp_size, s.warp_size},
+                {"num_threads", d.num_threads, s.num_threads},
+                {"num_warps", d.num_warps, s.num_warps},
+                {"thread_group_size", d.thread_group_size, s.thread_group_size},
+                {"vec_size", d.vec_size, s.vec_size},
+                {"dims_per_step", d.dims_per_step, s.dims_per_step},
+                {"v_vec_size", d.v_vec_size, s.v_vec_size},
+                {"v_vecs_per_row", d.v_vecs_per_row, s.v_vecs_per_row},
+                {"rows_per_iter", d.rows_per_iter, s.rows_per_iter}};
+  for (const auto& f : fields)
+    if (f.oracle != f.cuda)
+      return fail_with("decode geometry for block_size ", block_size, ", dtype ", dtype_name(dtype), ": ",
+                       f.name, " is ", f.cuda, " in the CUDA kernels but ", f.oracle,
+                       " in DecodeGeometry::make");
+  return {};
+}
+
+bool dims_vectorizable(const PagedCacheLayout& l, std::int32_t n, const void* base, std::size_t elem_bytes) {
+  if (n <= 1) return true;
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
+  if (address % (static_cast<std::uintptr_t>(n) * elem_bytes) != 0) return false;
+  if (!multiple_of(l.block_stride, n) || !multiple_of(l.head_stride, n) || !multiple_of(l.token_stride, n))
+    return false;
+  if (l.x <= 1) return l.dim_outer_stride == 1;
+  return l.dim_inner_stride == 1 && l.x % n == 0 && multiple_of(l.dim_outer_stride, n);
+}
+
+bool tokens_vectorizable(const PagedCacheLayout& l, std::int32_t n, const void* base,
+                         std::size_t elem_bytes) {
+  if (n <= 1) return true;
+  const auto address = reinterpret_cast<std::uintptr_t>(base);
+  if (address % (static_cast<std::uintptr_t>(n) * elem_bytes) != 0) return false;
+  if (l.token_stride != 1) return false;
+  if (!multiple_of(l.block_stride, n) || !multiple_of(l.head_stride, n) ||
+      !multiple_of(l.dim_outer_stride, n))
+    return false;
+  return l.x <= 1 || multiple_of(l.dim_inner_stride, n);
+}
+
+Status make_decode_launch(const DecodeParams& p, const DecodePlan& plan, DecodeLaunch& launch) {
+  // Supported values: the dispatcher is the one list (dispatch.hpp).
+  const auto accept = [&]<auto...>() { return Status{}; };
+  if (Status s = dispatch_dtypes(p.dtype, p.kv_cache_dtype, accept); !s.ok()) return s;
+  if (Status s = dispatch_head_and_block(p.head_size, p.block_size, accept); !s.ok()) return s;
+  if (Status s = check_geometry(p.block_size, p.dtype); !s.ok()) return s;
+
+  if (p.num_seqs < 0) return fail_with("num_seqs = ", p.num_seqs, ": must be >= 0");
+  if (p.num_heads <= 0 || p.num_kv_heads <= 0)
+    return fail_with("num_heads = ", p.num_heads, ", num_kv_heads = ", p.num_kv_heads,
+                     ": both must be positive");
+  if (p.num_heads % p.num_kv_heads != 0)
+    return fail_with("num_heads = ", p.num_heads, " is not a multiple of num_kv_heads = ", p.num_kv_heads);
+
+  const DecodeShape& s = plan.shape;
+  const struct {
+    const char* name;
+    std::int64_t params, plan;
+  } same[] = {{"num_seqs", p.num_seqs, s.num_seqs},
+              {"num_heads", p.num_heads, s.num_heads},
+              {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
+              {"head_size", p.head_size, s.head_size},
+              {"block_size", p.block_size, s.block_size},
+              {"warp_size", kWarpSize, s.warp_size},
+              {"threads_per_cta", kThreadsPerCta, s.threads_per_cta}};
+  for (const auto& f : same)
+    if (f.params != f.plan)
+      return fail_with(f.name, " = ", f.params, " but the plan was made for ", f.name, " = ", f.plan);
+  const bool v2 = plan.kernel == DecodeKernel::v2;
+  if (static_cast<std::int64_t>(plan.ctas.size()) !=
+      static_cast<std::int64_t>(plan.grid_x) * plan.grid_y * plan.grid_z)
+    return fail_with("plan: ", plan.ctas.size(), " CTAs for a grid of ", plan.grid_x, " x ", plan.grid_y,
+                     " x ", plan.grid_z);
+
+  if (p.num_seqs > 0) {
+    const struct {
+      const char* name;
+      const void* ptr;
+    } needed[] = {{"query", p.query},
+                  {"key_cache", p.key_cache},
+                  {"value_cache", p.value_cache},
+                  {"block_tables", p.block_tables},
+                  {"seq_lens", p.seq_lens},
+                  {"out", p.out}};
+    for (const auto& n : needed)
+      if (n.ptr == nullptr) return fail_with(n.name, ": null device pointer");
+    if (v2) {
+      if (p.tmp_out == nullptr) return fail_with("tmp_out: null device pointer (V2)");
+      if (p.max_logits == nullptr) return fail_with("max_logits: null device pointer (V2)");
+      if (p.exp_sums == nullptr) return fail_with("exp_sums: null device pointer (V2)");
+    }
+  }
+  if (!std::isfinite(p.scale)) return fail_with("scale = ", p.scale, ": must be finite");
+  if (!(std::isfinite(p.soft_cap) && p.soft_cap >= 0))
+    return fail_with("soft_cap = ", p.soft_cap, ": must be >= 0 (0 = off)");
+  if (p.sliding_window < 0)
+    return fail_with("sliding_window = ", p.sliding_window, ": must be >= 0 (0 = off)");
+  if (is_fp8(p.kv_cache_dtype)) {
+    if (p.k_head_scales == nullptr && !(std::isfinite(p.k_scale) && p.k_scale > 0))
+      return fail_with("k_scale = ", p.k_scale, ": an fp8 scale must be finite and positive");
+    if (p.v_head_scales == nullptr && !(std::isfinite(p.v_scale) && p.v_scale > 0))
+      return fail_with("v_scale = ", p.v_scale, ": an fp8 scale must be finite and positive");
+  }
+  if (p.block_table_stride < 0)
+    return fail_with("block_table_stride = ", p.block_table_stride, ": must be >= 0");
+
+  // CUDA's grid limits: x < 2^31, y and z <= 65535.
+  if (plan.grid_y > 65535)
+    return fail_with("num_seqs = ", plan.grid_y, ": more than the 65535 CTAs of grid y");
+  if (plan.grid_z > 65535)
+    return fail_with("max_num_partitions = ", plan.grid_z, ": more than the 65535 CTAs of grid z");
+
+  launch = DecodeLaunch{};
+  launch.kernel = plan.kernel;
+  launch.attention.grid = {static_cast<std::uint32_t>(plan.grid_x), static_cast<std::uint32_t>(plan.grid_y),
+                           static_cast<std::uint32_t>(plan.grid_z)};
+  launch.attention.block = {static_cast<std::uint32_t>(s.threads_per_cta), 1, 1};
+  launch.attention.dynamic_shared_bytes = plan.attention_shared_bytes;
+  launch.partition_size = v2 ? s.partition_size : 0;
+  launch.max_num_partitions = plan.max_num_partitions;
+  if (v2) {
+    launch.reduce.grid = {static_cast<std::uint32_t>(s.num_heads), static_cast<std::uint32_t>(s.num_seqs), 1};
+    launch.reduce.block = {static_cast<std::uint32_t>(s.threads_per_cta), 1, 1};
+    launch.reduce.dynamic_shared_bytes = plan.reduce_shared_bytes;
+  }
+  const StaticDecodeGeometry g =
+      static_decode_geometry(kWarpSize, kThreadsPerCta, p.block_size, elem_bytes(p.dtype));
+  const std::size_t cache_bytes = dtype_size(p.kv_cache_dtype);
+  launch.key_vector_loads = dims_vectorizable(p.key_layout, g.vec_size, p.key_cache, cache_bytes);
+  launch.value_vector_loads = tokens_vectorizable(p.value_layout, g.v_vec_size, p.value_cache, cache_bytes);
+  return {};
+}
+
+}  // namespace pao::cuda

@@ -1,0 +1,66 @@
+// `pao diff`: a vendor's outputs against goldens. ACTUAL may hold any subset of the output names
+// (decode: out, v1.out, v2.out, v2.tmp_out, v2.max_logits, v2.exp_sums — vLLM's tmp_out,
+// max_logits and exp_sums are accepted for the v2.* ones, and `output` for out; prefix: out,
+// prefix.out), as a safetensors file or a folder of <name>.npy files. With `reduce`, the oracle's V2
+// reduce also runs on the vendor's partials, which tells a partial-kernel bug from a reduce-kernel
+// bug.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pao/diff/compare.hpp"
+#include "pao/golden/case.hpp"
+
+namespace pao::diff {
+
+struct DiffOptions {
+  bool reduce = false;
+  std::vector<PolicyOverride> overrides;
+};
+
+/// The name the oracle's reduce of the vendor's partials is reported under (and the name
+/// --policy overrides use for it).
+inline constexpr const char* kReduceName = "reduce(v2 partials)";
+
+struct CaseReport {
+  std::string case_id;
+  std::string description;
+  std::filesystem::path golden, actual;
+  std::vector<TensorReport> tensors;
+  std::vector<std::string> notes;  // ignored tensors, dtype differences, --reduce remarks
+  std::string reduce_verdict;      // with --reduce
+  std::string error;               // the case could not be diffed (no ACTUAL for it, ...): it fails
+
+  std::int64_t passed_count() const;
+  std::int64_t failed_count() const;  // failing tensors, or 1 for a case with an error
+  bool passed() const { return failed_count() == 0; }
+};
+
+struct DiffReport {
+  std::vector<CaseReport> cases;
+  std::vector<std::string> notes;  // e.g. ACTUAL files that match no golden
+  std::int64_t passed() const;
+  std::int64_t failed() const;
+};
+
+/// The canonical output name of a tensor name in ACTUAL, or "" if it is not an output.
+std::string canonical_output_name(std::string_view name, golden::CaseKernel kernel);
+
+/// One golden (a .safetensors file or an npy folder) against one ACTUAL. Throws pao::Error for a
+/// malformed or non-golden GOLDEN, an unreadable ACTUAL, or an ACTUAL that holds no output.
+CaseReport diff_case(const std::filesystem::path& golden, const std::filesystem::path& actual,
+                     const DiffOptions& options);
+
+/// Files or folders. A GOLDEN folder lists its cases in manifest.json (or, without one, holds
+/// <id>.safetensors files and npy folders); each case's ACTUAL is found in the ACTUAL folder as
+/// <id>.safetensors, <id>/ or the golden's own file name. A golden file against an ACTUAL folder
+/// looks its case up the same way. Per-case problems (no ACTUAL, unreadable ACTUAL) become failing
+/// cases; a bad GOLDEN throws pao::Error.
+DiffReport diff_paths(const std::filesystem::path& golden, const std::filesystem::path& actual,
+                      const DiffOptions& options);
+
+}  // namespace pao::diff

@@ -1,0 +1,27 @@
+// Error histograms in ULPs of the output dtype: how far each element is from its reference, in
+// units of the spacing of the dtype's values at the reference. A correctly rounded output is
+// within 0.5 ulp of the exact one; pao's kernel precision stays within a few.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pao/dtype.hpp"
+
+namespace pao::diff {
+
+/// Spacing of `dtype`'s values at |value| (the subnormal spacing near 0).
+double ulp_of(DType dtype, double value);
+
+struct UlpHistogram {
+  /// Bin labels: "0", "<=0.5", "<=1", "<=2", "<=4", "<=16", "<=256", ">256", "nan/inf".
+  static const std::vector<std::string>& labels();
+
+  std::vector<std::int64_t> counts = std::vector<std::int64_t>(labels().size(), 0);
+
+  /// Adds one element: its error in ulps (NaN or inf for a non-finite actual value).
+  void add(double error_ulps);
+};
+
+}  // namespace pao::diff

@@ -1,0 +1,65 @@
+// How one output tensor of a vendor is judged (docs/golden.md, "Policies"):
+//   flash        max|actual - exact| <= k * max|kernel - exact| + floor   (FlashAttention's rule;
+//                exact = the golden's out_exact in F64, kernel = the oracle's kernel-precision
+//                output; floor defaults to (2u + 1e-6) * max|exact|, u the dtype's unit roundoff)
+//   elementwise  |actual - expected| <= atol + rtol * |expected| for every element (torch's
+//                assert_close defaults per dtype), expected = the golden's own tensor
+//   nmse         sum (actual - expected)^2 / sum expected^2 <= nmse
+// Under every rule a NaN or Inf where the golden is finite fails. Defaults: flash with k = 2 for
+// out, v1.out, v2.out and prefix.out; elementwise for the V2 partials (tmp_out, max_logits,
+// exp_sums). `--policy NAME:key=value,...` overrides any of them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "pao/dtype.hpp"
+
+namespace pao::diff {
+
+enum class Rule : std::uint8_t { flash, elementwise, nmse };
+std::string to_string(Rule rule);
+
+struct Policy {
+  Rule rule = Rule::flash;
+  double k = 2.0;
+  std::optional<double> floor;  // unset: (2u + 1e-6) * max|exact|
+  double atol = 1e-5;
+  double rtol = 1.3e-6;
+  double nmse = 1e-6;
+};
+
+/// torch.testing.assert_close's (atol, rtol) for a dtype: f16 (1e-5, 1e-3), bf16 (1e-5, 1.6e-2),
+/// f32 (1e-5, 1.3e-6), f64 (1e-7, 1e-7); fp8 and integers use f32's.
+std::pair<double, double> torch_tolerances(DType dtype);
+/// Unit roundoff of an output dtype (f16 2^-11, bf16 2^-8, f32 2^-24, f64 2^-53).
+double unit_roundoff(DType dtype);
+
+/// The default policy of a (canonical) output name; `golden_dtype` is the golden tensor's dtype.
+Policy default_policy(std::string_view tensor, DType golden_dtype);
+
+/// One --policy argument: "NAME:key=value[,key=value...]", NAME an output name or "*" (every
+/// tensor); keys rule (flash|elementwise|nmse), k, floor, atol, rtol, nmse. Without `rule`, k and
+/// floor select flash, atol and rtol elementwise, nmse nmse. A "*" override whose rule is only
+/// implied by flash or elementwise keys tunes the tensors already under that rule ("*:k=3" leaves
+/// the V2 partials alone); an explicit rule, or nmse, applies to every tensor.
+struct PolicyOverride {
+  std::string tensor;
+  std::optional<Rule> rule;
+  bool rule_explicit = false;
+  std::optional<double> k, floor, atol, rtol, nmse;
+};
+/// Throws pao::Error naming the argument and the problem.
+PolicyOverride parse_policy_override(std::string_view text);
+
+/// `base` with every override for `tensor` (or "*") applied, in order.
+Policy apply_overrides(Policy base, std::string_view tensor, const std::vector<PolicyOverride>& overrides);
+
+/// "flash: max|a - exact| <= 2 x kernel error + floor", "elementwise: |a - e| <= 1e-05 + 0.001 |e|", ...
+std::string describe(const Policy& policy);
+
+}  // namespace pao::diff

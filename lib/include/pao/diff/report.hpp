@@ -1,0 +1,22 @@
+// Diff reports: human text (the default; its last line is "N passed, N failed"), JSON (top-level
+// "passed", "failed", "cases" and a flat "tensors" list whose entries carry name, status, worst
+// {seq, head, partition, ...} and pattern) and JUnit XML (one testsuite per case, one testcase per
+// tensor). N counts tensors; a case that could not be diffed counts as one failure.
+#pragma once
+
+#include <string>
+
+#include "pao/diff/diff.hpp"
+
+namespace pao::diff {
+
+struct TextOptions {
+  bool verbose = false;      // details (worst elements, summaries, histogram) for passing tensors too
+  std::size_t max_rows = 8;  // rows per summary table before "..."
+};
+
+std::string render_text(const DiffReport& report, const TextOptions& options = {});
+std::string render_json(const DiffReport& report);
+std::string render_junit(const DiffReport& report);
+
+}  // namespace pao::diff

@@ -1,0 +1,52 @@
+// The manifest of a golden folder: one entry per case (id, file, sha256, size, format, the pao
+// version that wrote it and the case's canonical JSON). A plain run writes DIR/manifest.json; shard
+// i of N writes DIR/manifest-shard-i-of-N.json, and merge_shard_manifests folds all N into
+// DIR/manifest.json once every shard is done. Manifests are written atomically.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pao/golden/suite.hpp"
+#include "pao/golden/writer.hpp"
+
+namespace pao::golden {
+
+struct ManifestEntry {
+  std::string id;
+  std::string kernel;
+  std::string file;  // relative to the manifest's folder
+  GoldenFormat format = GoldenFormat::safetensors;
+  std::string sha256;
+  std::uint64_t bytes = 0;
+  std::string pao_version;
+  std::string parameters;  // case_to_json(case): canonical, one line
+};
+
+struct Manifest {
+  std::string suite;  // empty for --case runs
+  bool full = false;
+  std::optional<Shard> shard;
+  std::vector<ManifestEntry> entries;  // sorted by id
+
+  const ManifestEntry* find(const std::string& id) const;
+  /// Inserts or replaces the entry with e.id, keeping the order.
+  void upsert(ManifestEntry e);
+};
+
+/// "manifest.json", or "manifest-shard-<i>-of-<N>.json".
+std::string manifest_file_name(const std::optional<Shard>& shard);
+
+/// Throws pao::Error naming the file for unreadable or malformed manifests.
+Manifest read_manifest(const std::filesystem::path& path);
+void write_manifest(const std::filesystem::path& path, const Manifest& manifest);
+
+/// Folds DIR/manifest-shard-*-of-N.json into DIR/manifest.json (entries of an existing
+/// manifest.json that no shard holds are kept). Throws pao::Error if the shards disagree on N or
+/// on the suite, if a shard is missing, or if two shards hold one id with different contents.
+Manifest merge_shard_manifests(const std::filesystem::path& dir);
+
+}  // namespace pao::golden

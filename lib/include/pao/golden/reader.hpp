@@ -1,0 +1,50 @@
+// Reading goldens and vendor outputs tensor by tensor: a safetensors file, or a folder of .npy
+// files (a pao npy golden, whose meta.json declares each tensor's dtype, or a vendor's folder of
+// `<name>.npy` files). Only the tensors asked for are read, so diffing a long-context golden does
+// not load its KV cache.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pao/golden/case.hpp"
+#include "pao/io/safetensors.hpp"
+#include "pao/tensor.hpp"
+
+namespace pao::golden {
+
+class TensorFile {
+ public:
+  /// Opens a .safetensors file or an npy folder. Throws pao::Error naming the path if it is
+  /// neither, or if its header / meta.json is malformed.
+  static TensorFile open(const std::filesystem::path& path);
+
+  const std::filesystem::path& path() const { return path_; }
+  bool is_npy() const { return npy_; }
+  /// safetensors `__metadata__`, or meta.json's "metadata" (empty for a plain npy folder).
+  const SafetensorsMetadata& metadata() const { return metadata_; }
+  std::vector<std::string> names() const;
+  bool has(const std::string& name) const;
+  /// Reads one tensor. `expected` helps plain npy folders: a '<u2' or '|u1' array is read as the
+  /// raw bits of `expected` when that is bf16 or fp8 (meta.json declarations win).
+  Tensor read(const std::string& name, std::optional<DType> expected = std::nullopt) const;
+
+ private:
+  std::filesystem::path path_;
+  bool npy_ = false;
+  SafetensorsMetadata metadata_;
+  std::shared_ptr<const ByteSource> source_;  // safetensors
+  SafetensorsHeader header_;
+  std::map<std::string, std::pair<std::filesystem::path, std::optional<DType>>>
+      npy_files_;  // name -> file, declared dtype
+};
+
+/// The case a golden was made from (its metadata's "case"). Throws pao::Error if `file` is not
+/// a pao golden.
+GoldenCase golden_case_of(const TensorFile& file);
+
+}  // namespace pao::golden

@@ -1,0 +1,55 @@
+// From a case to the tensors of its golden file: the seeded inputs, the exact outputs and the
+// kernel-precision outputs, under the names of the tensor contract (DESIGN.md), and the
+// `__metadata__` that describes the case.
+//
+// decode: query key_cache value_cache block_tables seq_lens [alibi_slopes]
+//         out (exact, rounded) out_exact (F64) v1.out v2.out v2.tmp_out v2.max_logits v2.exp_sums
+// prefix: query key value key_cache value_cache block_tables seq_lens query_start_loc [alibi_slopes]
+//         out (exact, rounded) out_exact (F64) prefix.out
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pao/decode_case.hpp"
+#include "pao/golden/case.hpp"
+#include "pao/io/safetensors.hpp"
+#include "pao/prefix_case.hpp"
+#include "pao/tensor.hpp"
+
+namespace pao::golden {
+
+/// Version of the golden layout (tensor names, metadata keys); in every file's metadata.
+inline constexpr const char* kGoldenFormatVersion = "1";
+
+struct GoldenTensors {
+  GoldenCase golden_case;
+  std::vector<std::pair<std::string, Tensor>> tensors;  // inputs first, then outputs
+  SafetensorsMetadata metadata;
+
+  NamedTensorViews views() const;
+  const Tensor* find(std::string_view name) const;
+};
+
+/// Builds the inputs from the seed and runs the oracle (exact V1 plus kernel V1 and V2 for
+/// decode; exact and kernel prefix). Throws pao::Error for a case the kernels reject.
+GoldenTensors make_golden(const GoldenCase& c);
+
+/// The tensors `make_golden` computes, by kind.
+const std::vector<std::string>& golden_input_names(CaseKernel kernel);
+const std::vector<std::string>& golden_output_names(CaseKernel kernel);
+
+/// The case as the oracle's case builders take it.
+DecodeCaseSpec to_decode_spec(const GoldenCase& c);
+PrefixCaseSpec to_prefix_spec(const GoldenCase& c);
+KernelConfig kernel_config(const GoldenCase& c);
+
+/// Relative work of a case (multiply-adds of its kernels plus bytes written), for ETAs.
+double estimated_cost(const GoldenCase& c);
+
+/// Shortest decimal text that reads back as the same f32 (metadata values).
+std::string format_f32(float v);
+
+}  // namespace pao::golden

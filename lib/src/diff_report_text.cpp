@@ -1,0 +1,141 @@
+// The human-readable diff report (pao/diff/report.hpp).
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "pao/diff/report.hpp"
+
+namespace pao::diff {
+
+namespace {
+
+std::string sci(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+
+std::string value(double v) {
+  if (!std::isfinite(v)) return sci(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string percent(std::int64_t part, std::int64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%",
+                whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+  return buf;
+}
+
+std::string index_text(const Shape& index) {
+  std::ostringstream os;
+  os << "[";
+  for (std::size_t i = 0; i < index.size(); ++i) os << (i ? ", " : "") << index[i];
+  os << "]";
+  return os.str();
+}
+
+std::string criterion(const TensorReport& t) {
+  std::ostringstream os;
+  switch (t.policy.rule) {
+    case Rule::flash:
+      os << "flash: max|a - exact| " << sci(t.max_abs_error) << (t.passed ? " <= " : " > ") << t.policy.k
+         << " x " << sci(t.kernel_error) << " + " << sci(t.floor) << " = " << sci(t.bound);
+      break;
+    case Rule::elementwise:
+      os << "elementwise: |a - e| <= " << t.policy.atol << " + " << t.policy.rtol << " |e| vs " << t.reference
+         << " (max |a - e| " << sci(t.max_abs_error) << ")";
+      break;
+    case Rule::nmse:
+      os << "nmse " << sci(t.nmse) << (t.passed ? " <= " : " > ") << sci(t.policy.nmse) << " vs "
+         << t.reference;
+      break;
+  }
+  return os.str();
+}
+
+void summary(std::ostringstream& os, const char* title, const char* unit, const std::vector<Tally>& tallies,
+             std::size_t max_rows) {
+  if (tallies.empty()) return;
+  std::size_t shown = 0, bad = 0;
+  std::ostringstream rows;
+  for (std::size_t i = 0; i < tallies.size(); ++i) {
+    const Tally& t = tallies[i];
+    if (t.mismatched == 0) continue;
+    ++bad;
+    if (shown == max_rows) continue;
+    rows << (shown ? " | " : "") << unit << " " << i << ": " << t.mismatched << "/" << t.compared << " max "
+         << sci(t.max_abs);
+    ++shown;
+  }
+  if (bad == 0) return;
+  os << "      " << title << rows.str();
+  if (bad > shown) os << " | ... (" << bad - shown << " more)";
+  os << "   [" << tallies.size() - bad << " of " << tallies.size() << " clean]\n";
+}
+
+void worst(std::ostringstream& os, const char* what, const ElementError& e) {
+  os << "      worst " << what << " " << sci(what[0] == 'a' ? e.abs_error : e.rel_error) << " at "
+     << index_text(e.location.index) << " = " << describe(e.location) << "\n"
+     << "        actual " << value(e.actual) << ", expected " << value(e.expected) << "\n";
+}
+
+void tensor_text(std::ostringstream& os, const TensorReport& t, const TextOptions& options) {
+  char head[64];
+  std::snprintf(head, sizeof head, "  %-20s %s  ", t.name.c_str(), t.passed ? "PASS" : "FAIL");
+  os << head;
+  if (!t.problem.empty()) {
+    os << "not compared: " << t.actual_name << ": " << t.problem << "\n";
+    return;
+  }
+  os << criterion(t) << "\n";
+  if (t.passed && !options.verbose) return;
+  os << "      mismatched " << t.mismatched << " of " << t.compared << " ("
+     << percent(t.mismatched, t.compared) << ")";
+  if (t.excluded > 0) os << "; " << t.excluded << " excluded (partitions past a sequence's end)";
+  if (t.nonfinite > 0) os << "; " << t.nonfinite << " NaN/Inf";
+  os << "; nmse " << sci(t.nmse) << "\n";
+  if (t.name != t.actual_name) os << "      actual: " << t.actual_name << "\n";
+  if (t.worst_abs) worst(os, "abs", *t.worst_abs);
+  if (t.worst_rel && (!t.worst_abs || t.worst_rel->location.flat != t.worst_abs->location.flat))
+    worst(os, "rel", *t.worst_rel);
+  if (!t.passed) os << "      pattern: " << to_string(t.verdict.pattern) << " — " << t.verdict.detail << "\n";
+  summary(os, "per seq:       ", "seq", t.per_seq, options.max_rows);
+  summary(os, "per head:      ", "head", t.per_head, options.max_rows);
+  summary(os, "per partition: ", "p", t.per_partition, options.max_rows);
+  os << "      ulps of " << dtype_name(t.golden_dtype) << ":";
+  const auto& labels = UlpHistogram::labels();
+  for (std::size_t b = 0; b < labels.size(); ++b)
+    if (t.ulp_histogram.counts[b] > 0) os << "  " << labels[b] << ": " << t.ulp_histogram.counts[b];
+  os << "\n";
+}
+
+}  // namespace
+
+std::string render_text(const DiffReport& report, const TextOptions& options) {
+  std::ostringstream os;
+  for (const auto& c : report.cases) {
+    os << "case " << c.case_id << (c.passed() ? "  PASS" : "  FAIL") << "\n";
+    if (!c.description.empty()) os << "  " << c.description << "\n";
+    os << "  golden " << c.golden.string() << "\n  actual " << c.actual.string() << "\n";
+    if (!c.error.empty()) os << "  ERROR  " << c.error << "\n";
+    for (const auto& t : c.tensors) tensor_text(os, t, options);
+    if (!c.reduce_verdict.empty()) os << "  --reduce: " << c.reduce_verdict << "\n";
+    for (const auto& n : c.notes) os << "  note: " << n << "\n";
+    os << "\n";
+  }
+  for (const auto& n : report.notes) os << "note: " << n << "\n";
+  if (report.cases.size() > 1) {
+    std::size_t passed_cases = 0;
+    for (const auto& c : report.cases) passed_cases += c.passed();
+    os << "cases: " << passed_cases << " of " << report.cases.size() << " pass\n";
+  }
+  os << report.passed() << " passed, " << report.failed() << " failed\n";
+  return os.str();
+}
+
+}  // namespace pao::diff
