@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "support/temp_dir.hpp"
 #include "pao/diff/diff.hpp"
 #include "pao/element.hpp"
 #include "pao/golden/run.hpp"
@@ -23,21 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("pao_test_diff_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using TempDir = test::TempDir;
 
 // 3 sequences of 3, 2 and 4 partitions of 64 tokens; 4 query heads on 2 KV heads.
 const char* kCase = R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "block_size": 16, "dtype": "f16",

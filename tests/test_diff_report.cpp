@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/temp_dir.hpp"
 #include "pao/diff/report.hpp"
 #include "pao/error.hpp"
 #include "pao/golden/run.hpp"
@@ -20,21 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("pao_test_report_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using TempDir = test::TempDir;
 
 golden::GoldenCase small(int seed) {
   return golden::parse_case(R"({"num_heads": 2, "head_size": 16, "dtype": "f16", "partition_size": 16,

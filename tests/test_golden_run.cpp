@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/temp_dir.hpp"
 #include "pao/element.hpp"
 #include "pao/error.hpp"
 #include "pao/golden/reader.hpp"
@@ -22,21 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("pao_test_golden_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using TempDir = test::TempDir;
 
 GoldenCase tiny(const std::string& extra = "") {
   return parse_case(
