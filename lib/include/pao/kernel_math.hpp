@@ -1,6 +1,9 @@
 // Arithmetic that the kernel precision (CPU emulation) and the CUDA kernels must compute alike:
 // a deterministic exp and tanh built from IEEE operations and fma only (the GPU's __expf and
 // tanhf cannot be reproduced on a CPU), and the reduction trees of warp shuffles.
+// Device builds need `nvcc --fmad=false` (cuda/CMakeLists.txt sets it): nvcc would otherwise fuse
+// `x * log2e + magic` in kernel_exp into one fma and move a rounding; host builds use
+// -ffp-contract=off for the same reason.
 #pragma once
 
 #include <cstdint>
