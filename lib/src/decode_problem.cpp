@@ -24,13 +24,10 @@ DecodeShape DecodeProblem::shape(std::int32_t partition_size, const KernelConfig
 DecodeProblem make_decode_problem(const DecodeArgs& args) {
   DecodeProblem p;
   const TensorView& q = args.query;
-  require(is_activation(q.dtype), "query: dtype ", dtype_name(q.dtype), ", expected f32, f16 or bf16");
-  check_tensor(q, "query", {-1, -1, -1}, "[num_seqs, num_heads, head_size]");
-  p.num_seqs = static_cast<std::int32_t>(q.shape[0]);
-  p.num_heads = static_cast<std::int32_t>(q.shape[1]);
-  p.head_size = static_cast<std::int32_t>(q.shape[2]);
-  require(p.num_heads > 0 && p.head_size > 0, "query: shape ", shape_to_string(q.shape),
-          " has no heads or an empty head_size");
+  const QueryShape qs = check_query(q, "[num_seqs, num_heads, head_size]");
+  p.num_seqs = qs.rows;
+  p.num_heads = qs.num_heads;
+  p.head_size = qs.head_size;
   p.dtype = q.dtype;
   p.query = q;
   p.kv = make_paged_kv(args.key_cache, args.value_cache, args.kv_layout, args.block_tables, p.num_seqs,

@@ -29,6 +29,16 @@ std::vector<std::int32_t> read_i32_vector(const TensorView& t, const char* name,
   return v;
 }
 
+QueryShape check_query(const TensorView& q, const char* shape_doc) {
+  require(is_activation(q.dtype), "query: dtype ", dtype_name(q.dtype), ", expected f32, f16 or bf16");
+  check_tensor(q, "query", {-1, -1, -1}, shape_doc);
+  const QueryShape s{static_cast<std::int32_t>(q.shape[0]), static_cast<std::int32_t>(q.shape[1]),
+                     static_cast<std::int32_t>(q.shape[2])};
+  require(s.num_heads > 0 && s.head_size > 0, "query: shape ", shape_to_string(q.shape),
+          " has no heads or an empty head_size");
+  return s;
+}
+
 PagedCacheLayout key_cache_layout(const TensorView& k, KVLayout layout) {
   PagedCacheLayout l;
   if (layout == KVLayout::vllm) {  // [nb, nkv, hs/x, bs, x]

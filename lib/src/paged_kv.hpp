@@ -48,6 +48,12 @@ AttentionScalars make_scalars(const AttentionOptions& options, std::int32_t num_
 
 /// The i32 vector of a rank-1 tensor named `name`, checked to have `expected` entries.
 std::vector<std::int32_t> read_i32_vector(const TensorView& t, const char* name, std::int64_t expected);
+/// The leading dims of a query [rows, num_heads, head_size] in an activation dtype, checked.
+struct QueryShape {
+  std::int32_t rows = 0, num_heads = 0, head_size = 0;
+};
+QueryShape check_query(const TensorView& query, const char* shape_doc);
+
 /// Checks rank, sizes (-1 = any) and, if given, dtype of `t`.
 void check_tensor(const TensorView& t, const char* name, std::initializer_list<std::int64_t> shape,
                   const char* shape_doc);
