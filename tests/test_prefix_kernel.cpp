@@ -18,17 +18,8 @@ using namespace pao;
 
 namespace {
 
-double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
-
-double max_abs(const std::vector<double>& a) {
-  double m = 0;
-  for (double v : a) m = std::max(m, std::abs(v));
-  return m;
-}
+using test::max_abs;
+using test::max_abs_diff;
 
 std::uint32_t bits(float f) {
   std::uint32_t u;

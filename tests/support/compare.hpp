@@ -2,6 +2,8 @@
 // derived bound on the kernel precision's error.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -21,6 +23,19 @@ inline double unit_roundoff(DType t) {
     case DType::bf16: return 0x1p-8;
     default: return 0x1p-24;
   }
+}
+
+/// max |a - b| over all elements.
+inline double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
+  return m;
+}
+
+inline double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double v : a) m = std::max(m, std::abs(v));
+  return m;
 }
 
 }  // namespace pao::test

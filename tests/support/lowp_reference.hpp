@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "compare.hpp"
 #include "dense_reference.hpp"
 #include "pao/element.hpp"
 
@@ -57,19 +58,6 @@ inline std::vector<double> lowp_decode_reference(const DecodeCase& c) {
     }
   }
   return out;
-}
-
-/// max |a - b| over all elements.
-inline double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a[i] - b[i]));
-  return m;
-}
-
-inline double max_abs(const std::vector<double>& a) {
-  double m = 0;
-  for (double v : a) m = std::max(m, std::abs(v));
-  return m;
 }
 
 }  // namespace pao::test
