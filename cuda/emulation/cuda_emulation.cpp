@@ -104,21 +104,25 @@ void resume(Cta& c, int i) {
   c.current = -1;
 }
 
+/// Gives fiber `i` a fresh context that starts the kernel. Kept out of line: getcontext() returns
+/// twice, and the locals of a function that calls it may be clobbered (-Wclobbered).
+[[gnu::noinline]] void prepare_fiber(Cta& c, int i) {
+  Fiber& f = c.fibers[static_cast<std::size_t>(i)];
+  f.state = State::runnable;
+  f.thread_idx = {static_cast<unsigned>(i) % c.block_dim.x,
+                  (static_cast<unsigned>(i) / c.block_dim.x) % c.block_dim.y,
+                  static_cast<unsigned>(i) / (c.block_dim.x * c.block_dim.y)};
+  getcontext(&f.context);
+  f.context.uc_stack.ss_sp = f.stack.get();
+  f.context.uc_stack.ss_size = kStackBytes;
+  f.context.uc_link = nullptr;
+  makecontext(&f.context, fiber_entry, 0);
+}
+
 /// Runs one CTA to completion.
 void run_cta(Cta& c) {
   const int n = static_cast<int>(c.fibers.size());
-  for (int i = 0; i < n; ++i) {
-    Fiber& f = c.fibers[static_cast<std::size_t>(i)];
-    f.state = State::runnable;
-    f.thread_idx = {static_cast<unsigned>(i) % c.block_dim.x,
-                    (static_cast<unsigned>(i) / c.block_dim.x) % c.block_dim.y,
-                    static_cast<unsigned>(i) / (c.block_dim.x * c.block_dim.y)};
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack.get();
-    f.context.uc_stack.ss_size = kStackBytes;
-    f.context.uc_link = nullptr;
-    makecontext(&f.context, fiber_entry, 0);
-  }
+  for (int i = 0; i < n; ++i) prepare_fiber(c, i);
   const int num_warps = (n + kWarp - 1) / kWarp;
   for (;;) {
     bool progressed = false;
