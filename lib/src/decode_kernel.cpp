@@ -6,8 +6,10 @@
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "decode_kernel_fused.hpp"
 #include "decode_partition.hpp"
 #include "kv_tile.hpp"
 #include "prefix_tile_math.hpp"  // kernel_exp_n
@@ -148,24 +150,35 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   const std::int32_t first_block = task.token_begin / bs;
   const float k_scale = kv.k_scales[static_cast<std::size_t>(task.kv_head)];
   const float v_scale = kv.v_scales[static_cast<std::size_t>(task.kv_head)];
+  // Whole blocks of the common layouts take the fused loops; the rest takes the general ones.
+  std::optional<FusedDecodeBlocks> fused;
+  if (fused_decode_supported(p, geo)) fused.emplace(p, geo, q.data(), G);
+  const std::size_t es = dtype_size(kv.cache_dtype);
 
   // Q·K. Masked tokens (past seq_len: never in [token_begin, token_end); outside the sliding
   // window: -inf) take no part in the max.
   for_each_block(kv, task, CacheSide::key, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
-    load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block, task.kv_head,
-                     nt, bs, hs, k_tile.data(), {1, bs});
+    const bool whole = fused && nt == bs;
+    if (whole)
+      fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es,
+                logits.data() + (t0 - task.token_begin), n);
+    else
+      load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block, task.kv_head,
+                       nt, bs, hs, k_tile.data(), {1, bs});
     for (std::int32_t g = 0; g < G; ++g) {
       float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
-      qk_block(geo, q.data() + static_cast<std::size_t>(g) * hs, k_tile.data(), hs, bs, nt, qk_acc.data(), lg);
+      if (!whole)
+        qk_block(geo, q.data() + static_cast<std::size_t>(g) * hs, k_tile.data(), hs, bs, nt, qk_acc.data(), lg);
+      // Per token: scale, soft-cap, ALiBi, window; one loop per step, so that each vectorises.
       const std::int32_t head = task.kv_head * G + g;
       const float slope = sc.alibi_slopes.empty() ? 0.0f : sc.alibi_slopes[static_cast<std::size_t>(head)];
-      for (std::int32_t t = 0; t < nt; ++t) {
-        const std::int32_t token = t0 + t;
-        float s = sc.scale * lg[t];
-        if (sc.soft_cap > 0) s = sc.soft_cap * kernel_tanh(s / sc.soft_cap);
-        if (slope != 0.0f) s = std::fma(slope, static_cast<float>(token - seq_len + 1), s);
-        lg[t] = in_window(query_pos, token, sc.sliding_window) ? s : neg_inf;
-      }
+      for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.scale * lg[t];
+      if (sc.soft_cap > 0)
+        for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.soft_cap * kernel_tanh(lg[t] / sc.soft_cap);
+      if (slope != 0.0f)
+        for (std::int32_t t = 0; t < nt; ++t) lg[t] = std::fma(slope, static_cast<float>(t0 + t - seq_len + 1), lg[t]);
+      if (sc.sliding_window > 0)
+        for (std::int32_t t = 0; t < nt; ++t) lg[t] = in_window(query_pos, t0 + t, sc.sliding_window) ? lg[t] : neg_inf;
     }
   });
 
@@ -209,10 +222,19 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   thread_local std::vector<float> p_vec;
   p_vec.resize(static_cast<std::size_t>(VV));
   for_each_block(kv, task, CacheSide::value, [&](std::int32_t b, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+    const std::int32_t w = (b - first_block) % NW;
+    if (fused && nt == bs) {
+      fused->load_value(kv.value_data + kv.value_layout.offset(block, task.kv_head, 0, 0) * es);
+      for (std::int32_t g = 0; g < G; ++g) {
+        const float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
+        for (std::int32_t pv = 0; pv < NVR; ++pv)
+          fused->pv(lg + pv * VV, pv * VV, pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs);
+      }
+      return;
+    }
     load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, block, task.kv_head,
                      nt, bs, hs, v_tile.data(), {hs, 1});
     std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
-    const std::int32_t w = (b - first_block) % NW;
     for (std::int32_t g = 0; g < G; ++g) {
       const float* lg = logits.data() + static_cast<std::size_t>(g) * n;
       for (std::int32_t pv = 0; pv < NVR; ++pv) {
@@ -229,19 +251,20 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
     }
   });
   // Reduce: butterfly over the NVR lanes of a row, then the cross-warp halving tree (which is
-  // the same tree as a butterfly over warps).
-  thread_local std::vector<float> tree, per_warp;
-  tree.resize(static_cast<std::size_t>(NVR));
-  per_warp.resize(static_cast<std::size_t>(NW));
+  // the same tree as a butterfly over warps); butterfly_sum's trees, on whole rows of dims.
+  auto add_row = [&](float* dst, const float* src) {
+    for (std::int32_t d = 0; d < hs; ++d) dst[d] = dst[d] + src[d];
+  };
   for (std::int32_t g = 0; g < G; ++g) {
-    for (std::int32_t d = 0; d < hs; ++d) {
-      for (std::int32_t w = 0; w < NW; ++w) {
-        for (std::int32_t pv = 0; pv < NVR; ++pv)
-          tree[static_cast<std::size_t>(pv)] = pv_acc[((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs + d];
-        per_warp[static_cast<std::size_t>(w)] = butterfly_sum(tree.data(), NVR);
-      }
-      r.out[static_cast<std::size_t>(g) * hs + d] = butterfly_sum(per_warp.data(), NW);
-    }
+    auto row = [&](std::int32_t w, std::int32_t pv) {
+      return pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs;
+    };
+    for (std::int32_t w = 0; w < NW; ++w)
+      for (std::int32_t mask = NVR / 2; mask >= 1; mask /= 2)
+        for (std::int32_t i = 0; i < mask; ++i) add_row(row(w, i), row(w, i + mask));
+    for (std::int32_t mask = NW / 2; mask >= 1; mask /= 2)
+      for (std::int32_t i = 0; i < mask; ++i) add_row(row(i, 0), row(i + mask, 0));
+    std::copy(row(0, 0), row(0, 0) + hs, r.out + static_cast<std::size_t>(g) * hs);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "avx512_transpose.hpp"
 #include "pao/element.hpp"
 #include "pao/formats.hpp"
 
@@ -26,28 +27,10 @@ namespace {
 /// dst[j * dst_stride + i] = in[i][j] for a 16 x 16 block of floats.
 void transpose16(const float (&in)[16][16], float* dst, std::int64_t dst_stride) {
 #if defined(__AVX512F__)
-  __m512 r[16], t[16];
+  __m512 r[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in[i]);
-  for (int i = 0; i < 8; ++i) {  // per 128-bit lane: a0 b0 a1 b1 | a2 b2 a3 b3
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; ++i) {  // u[4i + k], lane L: rows 4i..4i+3 of column 4L + k
-    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
-    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
-    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-  }
-  for (int k = 0; k < 4; ++k) {  // gather lane L of the four row groups: column 4L + k
-    const __m512 w0 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
-    const __m512 w1 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xDD);
-    const __m512 w2 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
-    const __m512 w3 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xDD);
-    _mm512_storeu_ps(dst + (0 + k) * dst_stride, _mm512_shuffle_f32x4(w0, w2, 0x88));
-    _mm512_storeu_ps(dst + (8 + k) * dst_stride, _mm512_shuffle_f32x4(w0, w2, 0xDD));
-    _mm512_storeu_ps(dst + (4 + k) * dst_stride, _mm512_shuffle_f32x4(w1, w3, 0x88));
-    _mm512_storeu_ps(dst + (12 + k) * dst_stride, _mm512_shuffle_f32x4(w1, w3, 0xDD));
-  }
+  transpose16x16(r);
+  for (int j = 0; j < 16; ++j) _mm512_storeu_ps(dst + j * dst_stride, r[j]);
 #else
   for (int j = 0; j < 16; ++j)
     for (int i = 0; i < 16; ++i) dst[j * dst_stride + i] = in[i][j];

@@ -1,0 +1,37 @@
+// A 16 x 16 float transpose in AVX-512 registers: r[i] holds row i on entry and column i on exit.
+// Shared by the tile loaders (kv_tile.cpp) and the fused decode loops (decode_kernel_fused.cpp).
+#pragma once
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace pao::detail {
+
+inline void transpose16x16(__m512 (&r)[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {  // per 128-bit lane: a0 b0 a1 b1 | a2 b2 a3 b3
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // lane L of r[4i + k]: rows 4i..4i+3 of column 4L + k
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int k = 0; k < 4; ++k) {  // gather lane L of the four row groups: column 4L + k
+    const __m512 w0 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+    const __m512 w1 = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xDD);
+    const __m512 w2 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    const __m512 w3 = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xDD);
+    t[0 + k] = _mm512_shuffle_f32x4(w0, w2, 0x88);
+    t[8 + k] = _mm512_shuffle_f32x4(w0, w2, 0xDD);
+    t[4 + k] = _mm512_shuffle_f32x4(w1, w3, 0x88);
+    t[12 + k] = _mm512_shuffle_f32x4(w1, w3, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
+}  // namespace pao::detail
+
+#endif

@@ -1,0 +1,84 @@
+// The fused kernel-precision loops (lib/src/decode_kernel_fused.*) against the general ones, bit
+// for bit. The fused loops run whole blocks of the dense vLLM layouts; the NHD layout holds the
+// same logical values and always takes the general loops, so the two layouts must agree on
+// every output bit.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../lib/src/decode_kernel_fused.hpp"  // internal: which loops a problem takes
+#include "pao/paged_attention.hpp"
+#include "support/compare.hpp"
+#include "support/decode_cases.hpp"
+
+using namespace pao;
+
+namespace {
+
+bool takes_fused_loops(const DecodeCase& c, const KernelConfig& cfg, DType dtype) {
+  const detail::DecodeProblem p = detail::make_decode_problem(c.args());
+  const auto geo = DecodeGeometry::make(cfg.warp_size, cfg.threads_per_cta, c.spec.block_size,
+                                        static_cast<std::int32_t>(dtype_size(dtype)));
+  return detail::fused_decode_supported(p, geo);
+}
+
+}  // namespace
+
+TEST_CASE("the fused loops of the vLLM layouts equal the general loops bit for bit") {
+  struct Shape {
+    std::int32_t heads, kv_heads, head_size, block_size;
+  };
+  // MHA, GQA with 4 and 5 heads per KV head (the fused Q·K runs 4 heads at a time, then the
+  // rest), MQA; head sizes that fill 16 lanes and ones that leave a tail (80, 120); blocks 16, 32.
+  const Shape shapes[] = {{4, 4, 64, 16}, {8, 2, 128, 16}, {10, 2, 80, 32}, {8, 1, 120, 16}, {6, 2, 256, 32}};
+  const ValueDistribution dists[] = {ValueDistribution::uniform, ValueDistribution::large_logits,
+                                     ValueDistribution::dominant_token};
+  int n = 0;
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16})
+    for (const Shape& s : shapes) {
+      DecodeCaseSpec spec;
+      spec.num_seqs = 3;
+      spec.num_heads = s.heads;
+      spec.num_kv_heads = s.kv_heads;
+      spec.head_size = s.head_size;
+      spec.block_size = s.block_size;
+      spec.dtype = spec.kv_cache_dtype = dtype;
+      // Whole blocks, a sequence ending mid-block (general loops for its last block), one token.
+      spec.seq_lens = {4 * s.block_size, 3 * s.block_size + 5, 1};
+      spec.partition_size = 2 * s.block_size;
+      spec.alibi = n % 2 == 1;
+      spec.soft_cap = n % 3 == 2 ? 30.0f : 0.0f;
+      spec.distribution = dists[n % 3];
+      spec.seed = 700 + static_cast<std::uint64_t>(n);
+      ++n;
+      const DecodeCase vllm = make_decode_case(spec);
+      spec.kv_layout = KVLayout::nhd;
+      const DecodeCase nhd = make_decode_case(spec);  // same seed: the same logical values
+      for (std::int32_t warp : {32, 64}) {
+        const KernelConfig cfg{warp, 128};
+        INFO(test::describe(spec), " warp=", warp);
+        REQUIRE(takes_fused_loops(vllm, cfg, dtype));
+        REQUIRE_FALSE(takes_fused_loops(nhd, cfg, dtype));
+        const DecodeOutputs a = paged_attention_v2(vllm.args(), Precision::kernel, cfg);
+        const DecodeOutputs b = paged_attention_v2(nhd.args(), Precision::kernel, cfg);
+        CHECK(test::bitwise_equal(a.out, b.out));
+        CHECK(test::bitwise_equal(a.tmp_out, b.tmp_out));
+        CHECK(test::bitwise_equal(a.max_logits, b.max_logits));
+        CHECK(test::bitwise_equal(a.exp_sums, b.exp_sums));
+        CHECK(test::bitwise_equal(paged_attention_v1(vllm.args(), Precision::kernel, cfg).out,
+                                  paged_attention_v1(nhd.args(), Precision::kernel, cfg).out));
+      }
+    }
+}
+
+TEST_CASE("fp8 caches and blocks of 8 take the general loops") {
+  DecodeCaseSpec spec;
+  spec.num_heads = 4;
+  spec.head_size = 64;
+  spec.seq_lens = {40};
+  spec.kv_cache_dtype = DType::fp8_e4m3;
+  CHECK_FALSE(takes_fused_loops(make_decode_case(spec), KernelConfig{}, spec.dtype));
+  spec.kv_cache_dtype = DType::f16;
+  spec.block_size = 8;
+  CHECK_FALSE(takes_fused_loops(make_decode_case(spec), KernelConfig{}, spec.dtype));
+}
