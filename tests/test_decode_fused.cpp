@@ -1,12 +1,13 @@
-// The fused kernel-precision loops (lib/src/decode_kernel_fused.*) against the general ones, bit
-// for bit. The fused loops run whole blocks of the dense vLLM layouts; the NHD layout holds the
-// same logical values and always takes the general loops, so the two layouts must agree on
-// every output bit.
+// The fused loops (lib/src/decode_kernel_fused.*, lib/src/decode_exact_fused.*) against the
+// general ones, bit for bit. The fused loops run whole blocks of the dense vLLM layouts; the NHD
+// layout holds the same logical values and always takes the general loops, so the two layouts
+// must agree on every output bit, in both precisions.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "../lib/src/decode_kernel_fused.hpp"  // internal: which loops a problem takes
+#include "../lib/src/decode_exact_fused.hpp"  // internal: which loops a problem takes
+#include "../lib/src/decode_kernel_fused.hpp"
 #include "pao/paged_attention.hpp"
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
@@ -22,9 +23,20 @@ bool takes_fused_loops(const DecodeCase& c, const KernelConfig& cfg, DType dtype
   return detail::fused_decode_supported(p, geo);
 }
 
+bool takes_fused_exact_loops(const DecodeCase& c) {
+  return detail::fused_exact_supported(detail::make_decode_problem(c.args()));
+}
+
+void check_same_outputs(const DecodeOutputs& a, const DecodeOutputs& b) {
+  CHECK(test::bitwise_equal(a.out, b.out));
+  CHECK(test::bitwise_equal(a.tmp_out, b.tmp_out));
+  CHECK(test::bitwise_equal(a.max_logits, b.max_logits));
+  CHECK(test::bitwise_equal(a.exp_sums, b.exp_sums));
+}
+
 }  // namespace
 
-TEST_CASE("the fused loops of the vLLM layouts equal the general loops bit for bit") {
+TEST_CASE("the fused loops of the vLLM layouts equal the general loops bit for bit, in both precisions") {
   struct Shape {
     std::int32_t heads, kv_heads, head_size, block_size;
   };
@@ -59,15 +71,18 @@ TEST_CASE("the fused loops of the vLLM layouts equal the general loops bit for b
         INFO(test::describe(spec), " warp=", warp);
         REQUIRE(takes_fused_loops(vllm, cfg, dtype));
         REQUIRE_FALSE(takes_fused_loops(nhd, cfg, dtype));
-        const DecodeOutputs a = paged_attention_v2(vllm.args(), Precision::kernel, cfg);
-        const DecodeOutputs b = paged_attention_v2(nhd.args(), Precision::kernel, cfg);
-        CHECK(test::bitwise_equal(a.out, b.out));
-        CHECK(test::bitwise_equal(a.tmp_out, b.tmp_out));
-        CHECK(test::bitwise_equal(a.max_logits, b.max_logits));
-        CHECK(test::bitwise_equal(a.exp_sums, b.exp_sums));
+        check_same_outputs(paged_attention_v2(vllm.args(), Precision::kernel, cfg),
+                           paged_attention_v2(nhd.args(), Precision::kernel, cfg));
         CHECK(test::bitwise_equal(paged_attention_v1(vllm.args(), Precision::kernel, cfg).out,
                                   paged_attention_v1(nhd.args(), Precision::kernel, cfg).out));
       }
+      INFO(test::describe(spec), " exact");
+      CHECK(takes_fused_exact_loops(vllm) == (dtype != DType::f32));
+      REQUIRE_FALSE(takes_fused_exact_loops(nhd));
+      const DecodeOutputs a = paged_attention_v2(vllm.args(), Precision::exact);
+      const DecodeOutputs b = paged_attention_v2(nhd.args(), Precision::exact);
+      check_same_outputs(a, b);
+      CHECK(test::bitwise_equal(a.out_f64, b.out_f64));
     }
 }
 
@@ -78,7 +93,9 @@ TEST_CASE("fp8 caches and blocks of 8 take the general loops") {
   spec.seq_lens = {40};
   spec.kv_cache_dtype = DType::fp8_e4m3;
   CHECK_FALSE(takes_fused_loops(make_decode_case(spec), KernelConfig{}, spec.dtype));
+  CHECK_FALSE(takes_fused_exact_loops(make_decode_case(spec)));
   spec.kv_cache_dtype = DType::f16;
   spec.block_size = 8;
   CHECK_FALSE(takes_fused_loops(make_decode_case(spec), KernelConfig{}, spec.dtype));
+  CHECK_FALSE(takes_fused_exact_loops(make_decode_case(spec)));
 }

@@ -3,13 +3,40 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "decode_exact_fused.hpp"
 #include "decode_partition.hpp"
 #include "kv_tile.hpp"
 #include "simd.hpp"
 
 namespace pao::detail {
+
+namespace {
+
+/// q · k over hs dims: two eight-lane fma chains (even and odd runs of 8 dims), added
+/// lane-wise, the lanes summed left to right from 0 (decode_exact_fused.cpp does the same).
+double dot_product(const double* q, const double* k, std::int32_t hs) {
+  constexpr std::int32_t kLanes = 8;
+  double dot = 0.0;
+  if (hs % kLanes != 0) {
+    for (std::int32_t d = 0; d < hs; ++d) dot = std::fma(q[d], k[d], dot);
+    return dot;
+  }
+  f64x8 p0 = {}, p1 = {};
+  std::int32_t d = 0;
+  for (; d + 2 * kLanes <= hs; d += 2 * kLanes) {
+    p0 = fma_vec(load_vec<f64x8>(q + d), load_vec<f64x8>(k + d), p0);
+    p1 = fma_vec(load_vec<f64x8>(q + d + kLanes), load_vec<f64x8>(k + d + kLanes), p1);
+  }
+  if (d < hs) p0 = fma_vec(load_vec<f64x8>(q + d), load_vec<f64x8>(k + d), p0);
+  const f64x8 part = p0 + p1;
+  for (std::int32_t i = 0; i < kLanes; ++i) dot += part[i];
+  return dot;
+}
+
+}  // namespace
 
 void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, PartitionResult<double> r) {
   const PagedKV& kv = p.kv;
@@ -30,43 +57,45 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   logits.resize(static_cast<std::size_t>(G) * n);
   constexpr std::int32_t kLanes = 8;
   const bool lanes_fit = hs % kLanes == 0 && bs % kLanes == 0;
-  acc.assign(static_cast<std::size_t>(G) * hs * (lanes_fit ? kLanes : bs), 0.0);
+  // Each head's accumulators start 64 bytes past a multiple of 4 KiB from the previous head's, so
+  // that loads of one head never wait on stores of another through 4K aliasing.
+  const std::size_t acc_stride = static_cast<std::size_t>(hs) * (lanes_fit ? kLanes : bs) + 8;
+  acc.assign(static_cast<std::size_t>(G) * acc_stride, 0.0);
   for (std::int32_t g = 0; g < G; ++g)
     for (std::int32_t d = 0; d < hs; ++d)
       q[static_cast<std::size_t>(g) * hs + d] = p.query.at({task.seq, task.kv_head * G + g, d});
 
 
+  // Whole blocks of the common layouts take the fused loops; the rest takes the general ones.
+  std::optional<FusedExactBlocks> fused;
+  if (fused_exact_supported(p)) fused.emplace(p, q.data(), G);
+  const std::size_t es = dtype_size(kv.cache_dtype);
+
   // Pass 1: logits.
   for_each_block(kv, task, CacheSide::key, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
-    load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head], block,
-                    task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
+    double* lg0 = logits.data() + (t0 - task.token_begin);
+    if (fused && nt == bs) {
+      fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es, lg0, n);
+    } else {
+      load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head], block,
+                      task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
+      for (std::int32_t g = 0; g < G; ++g)
+        for (std::int32_t t = 0; t < nt; ++t)
+          lg0[static_cast<std::size_t>(g) * n + t] =
+              dot_product(q.data() + static_cast<std::size_t>(g) * hs, k_tile.data() + static_cast<std::size_t>(t) * hs, hs);
+    }
+    // Scale, soft-cap, ALiBi, window: one loop per step, so that each vectorises.
     for (std::int32_t g = 0; g < G; ++g) {
-      const double* qg = q.data() + static_cast<std::size_t>(g) * hs;
+      double* lg = lg0 + static_cast<std::size_t>(g) * n;
       const std::int32_t head = task.kv_head * G + g;
       const double slope = sc.alibi_slopes.empty() ? 0.0 : sc.alibi_slopes[static_cast<std::size_t>(head)];
-      for (std::int32_t t = 0; t < nt; ++t) {
-        const double* k = k_tile.data() + static_cast<std::size_t>(t) * hs;
-        double dot = 0.0;
-        if (lanes_fit) {  // eight-lane partial sums, two independent chains
-          f64x8 p0 = {}, p1 = {};
-          std::int32_t d = 0;
-          for (; d + 2 * kLanes <= hs; d += 2 * kLanes) {
-            p0 = fma_vec(load_vec<f64x8>(qg + d), load_vec<f64x8>(k + d), p0);
-            p1 = fma_vec(load_vec<f64x8>(qg + d + kLanes), load_vec<f64x8>(k + d + kLanes), p1);
-          }
-          if (d < hs) p0 = fma_vec(load_vec<f64x8>(qg + d), load_vec<f64x8>(k + d), p0);
-          const f64x8 part = p0 + p1;
-          for (std::int32_t i = 0; i < kLanes; ++i) dot += part[i];
-        } else {
-          for (std::int32_t d = 0; d < hs; ++d) dot = std::fma(qg[d], k[d], dot);
-        }
-        const std::int32_t token = t0 + t;
-        double s = scale * dot;
-        if (sc.soft_cap > 0) s = sc.soft_cap * std::tanh(s / sc.soft_cap);
-        s += slope * (token - seq_len + 1);
-        if (!in_window(query_pos, token, sc.sliding_window)) s = -std::numeric_limits<double>::infinity();
-        logits[static_cast<std::size_t>(g) * n + (token - task.token_begin)] = s;
-      }
+      for (std::int32_t t = 0; t < nt; ++t) lg[t] = scale * lg[t];
+      if (sc.soft_cap > 0)
+        for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.soft_cap * std::tanh(lg[t] / sc.soft_cap);
+      for (std::int32_t t = 0; t < nt; ++t) lg[t] += slope * (t0 + t - seq_len + 1);
+      if (sc.sliding_window > 0)
+        for (std::int32_t t = 0; t < nt; ++t)
+          if (!in_window(query_pos, t0 + t, sc.sliding_window)) lg[t] = -std::numeric_limits<double>::infinity();
     }
   });
 
@@ -86,9 +115,17 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
 
   // Pass 2: weighted sum of V. Slots past the sequence's end get weight 0 and value 0, so NaN
   // poison there cannot reach the sums.
+  // The fused loops take the partition's whole blocks; the general ones the rest (a last,
+  // partial block).
+  PartitionTask rest = task;
+  if (fused) {
+    const std::int32_t whole = n / bs;
+    fused->pv(task, whole, logits.data(), n, acc.data(), acc_stride);
+    rest.token_begin += whole * bs;
+  }
   thread_local std::vector<double> weights;
   weights.resize(static_cast<std::size_t>(bs));
-  for_each_block(kv, task, CacheSide::value, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+  for_each_block(kv, rest, CacheSide::value, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
     load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], block,
                     task.kv_head, nt, bs, hs, v_tile.data(), {1, bs});
     if (nt < bs)
@@ -98,7 +135,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
       std::copy(e, e + nt, weights.begin());
       std::fill(weights.begin() + nt, weights.end(), 0.0);
       if (lanes_fit) {  // acc[g][d] holds 8 lanes: token t adds into lane t % 8
-        double* __restrict a = acc.data() + static_cast<std::size_t>(g) * hs * kLanes;
+        double* __restrict a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
         const double* __restrict v = v_tile.data();
         const double* __restrict w = weights.data();
         for (std::int32_t d = 0; d < hs; d += 4) {  // four rows at once: independent chains
@@ -117,7 +154,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
           store_vec(a + (d + 3) * kLanes, s3);
         }
       } else {
-        double* a = acc.data() + static_cast<std::size_t>(g) * hs * bs;
+        double* a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
         for (std::int32_t d = 0; d < hs; ++d) {
           const double* v = v_tile.data() + static_cast<std::size_t>(d) * bs;
           double* ad = a + static_cast<std::size_t>(d) * bs;
@@ -129,7 +166,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   for (std::int32_t g = 0; g < G; ++g) {
     const double l = r.exp_sum[g];
     const std::int32_t width = lanes_fit ? kLanes : bs;
-    const double* a = acc.data() + static_cast<std::size_t>(g) * hs * width;
+    const double* a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
     double* out = r.out + static_cast<std::size_t>(g) * hs;
     for (std::int32_t d = 0; d < hs; ++d) {
       double sum = 0.0;

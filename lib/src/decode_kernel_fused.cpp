@@ -19,7 +19,7 @@
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
-#include "avx512_transpose.hpp"
+#include "avx512_lanes.hpp"
 #endif
 
 // GCC 12's AVX-512 headers trip -Wuninitialized/-Wmaybe-uninitialized on their own undefined
@@ -34,19 +34,6 @@ namespace pao::detail {
 #if defined(__AVX512F__)
 
 namespace {
-
-/// 16 stored elements of `dtype` (f32, f16, bf16) as fp32, exactly.
-inline __m512 load16(DType dtype, const std::byte* src) {
-  switch (dtype) {
-    case DType::f16:
-      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
-    case DType::bf16:
-      return _mm512_castsi512_ps(
-          _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src))), 16));
-    default:
-      return _mm512_loadu_ps(reinterpret_cast<const float*>(src));
-  }
-}
 
 /// Rounding of fp32 lanes to the activation dtype, as round_to_activation() does it.
 struct RoundF16 {
@@ -64,21 +51,22 @@ struct RoundBF16 {
     const __m512i quiet = _mm512_and_si512(_mm512_or_si512(u, _mm512_set1_epi32(0x00400000)),
                                            _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                 _mm512_set1_epi32(0x7f800000));
+                                                  _mm512_set1_epi32(0x7f800000));
     return _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, rounded, quiet));
   }
 };
 
 /// Q·K of GN heads (GN <= 4) for the whole block, two registers of tokens at a time (8
 /// independent fma chains in flight); dots[g][t][a].
-template <int GN>
-void qk_heads(DType dtype, const std::byte* key, std::int32_t hs, std::int32_t bs, std::int32_t A,
-              const float* q_lanes /*[GN][hs/A][16]*/, float* dots /*[GN][bs][A]*/) {
-  const std::int32_t chunks = hs / A, per_reg = 16 / A;
-  const std::size_t es = dtype_size(dtype);
+template <DType dt, int GN>
+void qk_heads(const std::byte* key, std::int32_t hs, std::int32_t bs, const float* q_lanes /*[GN][hs/A][16]*/,
+              float* dots /*[GN][bs][A]*/) {
+  constexpr std::size_t es = dtype_size(dt);
+  constexpr std::int32_t A = 16 / es, per_reg = 16 / A;
+  const std::int32_t chunks = hs / A;
   const std::size_t q_stride = static_cast<std::size_t>(chunks) * 16;
   auto key_at = [&](std::int32_t c, std::int32_t t0) {
-    return load16(dtype, key + (static_cast<std::size_t>(c) * bs + t0) * A * es);
+    return load16_f32<dt>(key + (static_cast<std::size_t>(c) * bs + t0) * A * es);
   };
   // bs is a multiple of 16, so of 2 * per_reg.
   for (std::int32_t t0 = 0; t0 < bs; t0 += 2 * per_reg) {
@@ -113,7 +101,8 @@ __m512 reduce_tokens(const DecodeGeometry& geo, const float* dots) {
   __m512 sums[16];
   for (std::int32_t o = 0; o < geo.thread_group_size; ++o) {
     __m512 s = _mm512_i32gather_ps(index, dots + o * vs, 4);
-    for (std::int32_t l = 1; l < vs; ++l) s = _mm512_add_ps(s, _mm512_i32gather_ps(index, dots + o * vs + l, 4));
+    for (std::int32_t l = 1; l < vs; ++l)
+      s = _mm512_add_ps(s, _mm512_i32gather_ps(index, dots + o * vs + l, 4));
     sums[o] = s;
   }
   for (std::int32_t mask = geo.thread_group_size / 2; mask >= 1; mask /= 2)
@@ -137,9 +126,12 @@ void pv_runs(const float* p, const float* v, std::int64_t row_stride, __mmask16 
   };
   auto product = [&](std::int32_t t, int k) {
     const __m512 x = _mm512_mul_ps(_mm512_set1_ps(p[t]), load(v + t * row_stride, k));
-    if constexpr (dtype == DType::f16) return RoundF16::apply(x);
-    else if constexpr (dtype == DType::bf16) return RoundBF16::apply(x);
-    else return x;
+    if constexpr (dtype == DType::f16)
+      return RoundF16::apply(x);
+    else if constexpr (dtype == DType::bf16)
+      return RoundBF16::apply(x);
+    else
+      return x;
   };
   __m512 dot[NC];
   if constexpr (dtype == DType::f16) {
@@ -159,13 +151,15 @@ void pv_runs(const float* p, const float* v, std::int64_t row_stride, __mmask16 
     // Pairs of rounded products summed in fp32, pair sums left to right.
     for (int k = 0; k < NC; ++k) dot[k] = _mm512_add_ps(product(0, k), product(1, k));
     for (std::int32_t t = 2; t < VV; t += 2)
-      for (int k = 0; k < NC; ++k) dot[k] = _mm512_add_ps(dot[k], _mm512_add_ps(product(t, k), product(t + 1, k)));
+      for (int k = 0; k < NC; ++k)
+        dot[k] = _mm512_add_ps(dot[k], _mm512_add_ps(product(t, k), product(t + 1, k)));
   } else {
     for (int k = 0; k < NC; ++k) dot[k] = product(0, k);
     for (std::int32_t t = 1; t < VV; ++t)
       for (int k = 0; k < NC; ++k) dot[k] = _mm512_add_ps(dot[k], product(t, k));
   }
-  for (int k = 0; k < NC - 1; ++k) _mm512_storeu_ps(acc + 16 * k, _mm512_add_ps(_mm512_loadu_ps(acc + 16 * k), dot[k]));
+  for (int k = 0; k < NC - 1; ++k)
+    _mm512_storeu_ps(acc + 16 * k, _mm512_add_ps(_mm512_loadu_ps(acc + 16 * k), dot[k]));
   float* tail = acc + 16 * (NC - 1);
   _mm512_mask_storeu_ps(tail, last, _mm512_add_ps(_mm512_maskz_loadu_ps(last, tail), dot[NC - 1]));
 }
@@ -178,14 +172,30 @@ void pv_all_dims(const float* p, const float* v, std::int32_t hs, float* acc) {
     const float* vd = v + d0;
     float* ad = acc + d0;
     switch ((dims + 15) / 16) {
-      case 1: pv_runs<dtype, 1>(p, vd, hs, last, ad); break;
-      case 2: pv_runs<dtype, 2>(p, vd, hs, last, ad); break;
-      case 3: pv_runs<dtype, 3>(p, vd, hs, last, ad); break;
-      case 4: pv_runs<dtype, 4>(p, vd, hs, last, ad); break;
-      case 5: pv_runs<dtype, 5>(p, vd, hs, last, ad); break;
-      case 6: pv_runs<dtype, 6>(p, vd, hs, last, ad); break;
-      case 7: pv_runs<dtype, 7>(p, vd, hs, last, ad); break;
-      default: pv_runs<dtype, 8>(p, vd, hs, last, ad); break;
+      case 1:
+        pv_runs<dtype, 1>(p, vd, hs, last, ad);
+        break;
+      case 2:
+        pv_runs<dtype, 2>(p, vd, hs, last, ad);
+        break;
+      case 3:
+        pv_runs<dtype, 3>(p, vd, hs, last, ad);
+        break;
+      case 4:
+        pv_runs<dtype, 4>(p, vd, hs, last, ad);
+        break;
+      case 5:
+        pv_runs<dtype, 5>(p, vd, hs, last, ad);
+        break;
+      case 6:
+        pv_runs<dtype, 6>(p, vd, hs, last, ad);
+        break;
+      case 7:
+        pv_runs<dtype, 7>(p, vd, hs, last, ad);
+        break;
+      default:
+        pv_runs<dtype, 8>(p, vd, hs, last, ad);
+        break;
     }
   }
 }
@@ -199,13 +209,15 @@ bool fused_decode_supported(const DecodeProblem& p, const DecodeGeometry& g) {
   const std::int32_t bs = kv.block_size, x = static_cast<std::int32_t>(16 / dtype_size(dt));
   const PagedCacheLayout& k = kv.key_layout;
   const PagedCacheLayout& v = kv.value_layout;
-  const bool key_dense = k.x == x && k.dim_inner_stride == 1 && k.token_stride == x && k.dim_outer_stride == bs * x;
+  const bool key_dense =
+      k.x == x && k.dim_inner_stride == 1 && k.token_stride == x && k.dim_outer_stride == bs * x;
   const bool value_dense = v.x == 1 && v.token_stride == 1 && v.dim_outer_stride == bs;
   return key_dense && value_dense && g.dims_per_step == x && bs % 16 == 0 && g.thread_group_size <= 16 &&
          g.v_vec_size == x && p.head_size % x == 0;
 }
 
-FusedDecodeBlocks::FusedDecodeBlocks(const DecodeProblem& p, const DecodeGeometry& g, const float* q, std::int32_t G)
+FusedDecodeBlocks::FusedDecodeBlocks(const DecodeProblem& p, const DecodeGeometry& g, const float* q,
+                                     std::int32_t G)
     : p_(p), g_(g), G_(G) {
   const std::int32_t hs = p.head_size, bs = p.kv.block_size, A = g.dims_per_step, chunks = hs / A;
   thread_local std::vector<float> q_lanes, dots, v_tile;
@@ -216,42 +228,89 @@ FusedDecodeBlocks::FusedDecodeBlocks(const DecodeProblem& p, const DecodeGeometr
   for (std::int32_t h = 0; h < G; ++h)
     for (std::int32_t c = 0; c < chunks; ++c)
       for (std::int32_t l = 0; l < 16; ++l)
-        q_lanes[(static_cast<std::size_t>(h) * chunks + c) * 16 + l] = q[static_cast<std::size_t>(h) * hs + c * A + l % A];
+        q_lanes[(static_cast<std::size_t>(h) * chunks + c) * 16 + l] =
+            q[static_cast<std::size_t>(h) * hs + c * A + l % A];
   q_lanes_ = q_lanes.data();
   dots_ = dots.data();
   v_tile_ = v_tile.data();
 }
 
-void FusedDecodeBlocks::qk(const std::byte* key_slice, float* out, std::int64_t out_stride) {
-  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size, A = g_.dims_per_step;
-  const DType dt = p_.kv.cache_dtype;
-  const std::size_t q_stride = static_cast<std::size_t>(hs / A) * 16, d_stride = static_cast<std::size_t>(bs) * A;
+namespace {
+
+template <DType dt>
+void qk_all_heads(const DecodeGeometry& g, const std::byte* key, std::int32_t hs, std::int32_t bs,
+                  std::int32_t G, const float* q_lanes, float* dots, float* out, std::int64_t out_stride) {
+  constexpr std::int32_t A = 16 / static_cast<std::int32_t>(dtype_size(dt));
+  const std::size_t q_stride = static_cast<std::size_t>(hs / A) * 16,
+                    d_stride = static_cast<std::size_t>(bs) * A;
   std::int32_t h = 0;
-  for (; h + 4 <= G_; h += 4) qk_heads<4>(dt, key_slice, hs, bs, A, q_lanes_ + h * q_stride, dots_ + h * d_stride);
-  switch (G_ - h) {
-    case 3: qk_heads<3>(dt, key_slice, hs, bs, A, q_lanes_ + h * q_stride, dots_ + h * d_stride); break;
-    case 2: qk_heads<2>(dt, key_slice, hs, bs, A, q_lanes_ + h * q_stride, dots_ + h * d_stride); break;
-    case 1: qk_heads<1>(dt, key_slice, hs, bs, A, q_lanes_ + h * q_stride, dots_ + h * d_stride); break;
-    default: break;
+  for (; h + 4 <= G; h += 4) qk_heads<dt, 4>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
+  switch (G - h) {
+    case 3:
+      qk_heads<dt, 3>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
+      break;
+    case 2:
+      qk_heads<dt, 2>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
+      break;
+    case 1:
+      qk_heads<dt, 1>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
+      break;
+    default:
+      break;
   }
-  for (std::int32_t head = 0; head < G_; ++head)
+  for (std::int32_t head = 0; head < G; ++head)
     for (std::int32_t t0 = 0; t0 < bs; t0 += 16)
-      _mm512_storeu_ps(out + head * out_stride + t0, reduce_tokens(g_, dots_ + head * d_stride + static_cast<std::size_t>(t0) * A));
+      _mm512_storeu_ps(out + head * out_stride + t0,
+                       reduce_tokens(g, dots + head * d_stride + static_cast<std::size_t>(t0) * A));
 }
 
-void FusedDecodeBlocks::load_value(const std::byte* value_slice) {
-  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size;
-  const DType dt = p_.kv.cache_dtype;
-  const std::size_t es = dtype_size(dt);
+/// [head_size][block_size] -> [block_size][head_size] fp32, in 16 x 16 register transposes.
+template <DType dt>
+void transpose_value(const std::byte* value, std::int32_t hs, std::int32_t bs, float* tile) {
+  constexpr std::size_t es = dtype_size(dt);
   for (std::int32_t d0 = 0; d0 < hs; d0 += 16) {
     const __mmask16 m = tail_mask(hs - d0);
     for (std::int32_t t0 = 0; t0 < bs; t0 += 16) {
       __m512 r[16];
       for (std::int32_t i = 0; i < 16; ++i)
-        r[i] = d0 + i < hs ? load16(dt, value_slice + (static_cast<std::size_t>(d0 + i) * bs + t0) * es) : _mm512_setzero_ps();
+        r[i] = d0 + i < hs ? load16_f32<dt>(value + (static_cast<std::size_t>(d0 + i) * bs + t0) * es)
+                           : _mm512_setzero_ps();
       transpose16x16(r);
-      for (std::int32_t j = 0; j < 16; ++j) _mm512_mask_storeu_ps(v_tile_ + static_cast<std::size_t>(t0 + j) * hs + d0, m, r[j]);
+      for (std::int32_t j = 0; j < 16; ++j)
+        _mm512_mask_storeu_ps(tile + static_cast<std::size_t>(t0 + j) * hs + d0, m, r[j]);
     }
+  }
+}
+
+}  // namespace
+
+void FusedDecodeBlocks::qk(const std::byte* key_slice, float* out, std::int64_t out_stride) {
+  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size;
+  switch (p_.kv.cache_dtype) {
+    case DType::f16:
+      qk_all_heads<DType::f16>(g_, key_slice, hs, bs, G_, q_lanes_, dots_, out, out_stride);
+      break;
+    case DType::bf16:
+      qk_all_heads<DType::bf16>(g_, key_slice, hs, bs, G_, q_lanes_, dots_, out, out_stride);
+      break;
+    default:
+      qk_all_heads<DType::f32>(g_, key_slice, hs, bs, G_, q_lanes_, dots_, out, out_stride);
+      break;
+  }
+}
+
+void FusedDecodeBlocks::load_value(const std::byte* value_slice) {
+  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size;
+  switch (p_.kv.cache_dtype) {
+    case DType::f16:
+      transpose_value<DType::f16>(value_slice, hs, bs, v_tile_);
+      break;
+    case DType::bf16:
+      transpose_value<DType::bf16>(value_slice, hs, bs, v_tile_);
+      break;
+    default:
+      transpose_value<DType::f32>(value_slice, hs, bs, v_tile_);
+      break;
   }
 }
 
@@ -259,9 +318,15 @@ void FusedDecodeBlocks::pv(const float* probs, std::int32_t first_token, float* 
   const std::int32_t hs = p_.head_size;
   const float* v = v_tile_ + static_cast<std::size_t>(first_token) * hs;
   switch (p_.dtype) {
-    case DType::f16: pv_all_dims<DType::f16>(probs, v, hs, acc); break;
-    case DType::bf16: pv_all_dims<DType::bf16>(probs, v, hs, acc); break;
-    default: pv_all_dims<DType::f32>(probs, v, hs, acc); break;
+    case DType::f16:
+      pv_all_dims<DType::f16>(probs, v, hs, acc);
+      break;
+    case DType::bf16:
+      pv_all_dims<DType::bf16>(probs, v, hs, acc);
+      break;
+    default:
+      pv_all_dims<DType::f32>(probs, v, hs, acc);
+      break;
   }
 }
 
@@ -269,7 +334,8 @@ void FusedDecodeBlocks::pv(const float* probs, std::int32_t first_token, float* 
 
 bool fused_decode_supported(const DecodeProblem&, const DecodeGeometry&) { return false; }
 
-FusedDecodeBlocks::FusedDecodeBlocks(const DecodeProblem& p, const DecodeGeometry& g, const float*, std::int32_t G)
+FusedDecodeBlocks::FusedDecodeBlocks(const DecodeProblem& p, const DecodeGeometry& g, const float*,
+                                     std::int32_t G)
     : p_(p), g_(g), G_(G), q_lanes_(nullptr), dots_(nullptr), v_tile_(nullptr) {
   throw std::logic_error("FusedDecodeBlocks: built without AVX-512 (fused_decode_supported() is false)");
 }

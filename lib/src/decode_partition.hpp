@@ -15,7 +15,7 @@ namespace pao::detail {
 struct PartitionTask {
   std::int32_t seq = 0;
   std::int32_t kv_head = 0;
-  std::int32_t token_begin = 0;  // [token_begin, token_end), non-empty, block aligned begin
+  std::int32_t token_begin = 0;  // [token_begin, token_end), block aligned begin; non-empty for a partition
   std::int32_t token_end = 0;
 };
 
@@ -38,21 +38,28 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& g, const
 enum class CacheSide { key, value };
 
 /// Walks the partition's KV blocks of one cache in order, calling
-/// fn(logical_block, first_token, num_tokens, physical_block). Before each block it prefetches the
-/// next one (after the last K block: the first V block), since scattered blocks defeat hardware
-/// prefetchers.
+/// fn(logical_block, first_token, num_tokens, physical_block). It prefetches kPrefetchDistance
+/// blocks ahead (past the last K block: the first V blocks), since scattered blocks defeat
+/// hardware prefetchers and one block of work is shorter than a block's memory latency. An empty
+/// token range walks nothing.
 template <typename Fn>
 void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side, Fn fn) {
+  constexpr std::int32_t kPrefetchDistance = 2;
+  if (task.token_begin >= task.token_end) return;
   const std::int32_t bs = kv.block_size, hs = kv.head_size;
   const std::int32_t* table = kv.block_table(task.seq);
   const std::int32_t first = task.token_begin / bs, last = (task.token_end - 1) / bs;
   const bool key = side == CacheSide::key;
+  auto prefetch = [&](bool key_side, std::int32_t b) {
+    prefetch_tile(key_side ? kv.key_data : kv.value_data, key_side ? kv.key_layout : kv.value_layout,
+                  kv.cache_dtype, table[b], task.kv_head, bs, hs);
+  };
+  if (key)  // the walk's first blocks (later ones are prefetched as it goes)
+    for (std::int32_t b = first; b < first + kPrefetchDistance && b <= last; ++b) prefetch(true, b);
   for (std::int32_t b = first; b <= last; ++b) {
-    if (b < last)
-      prefetch_tile(key ? kv.key_data : kv.value_data, key ? kv.key_layout : kv.value_layout, kv.cache_dtype,
-                    table[b + 1], task.kv_head, bs, hs);
-    else if (key)
-      prefetch_tile(kv.value_data, kv.value_layout, kv.cache_dtype, table[first], task.kv_head, bs, hs);
+    const std::int32_t ahead = b + kPrefetchDistance;
+    if (ahead <= last) prefetch(key, ahead);
+    else if (key && first + (ahead - last - 1) <= last) prefetch(false, first + (ahead - last - 1));
     const std::int32_t t0 = b * bs;
     fn(b, t0, std::min(bs, task.token_end - t0), table[b]);
   }

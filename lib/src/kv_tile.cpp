@@ -5,7 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "avx512_transpose.hpp"
+#include "avx512_lanes.hpp"
 #include "pao/element.hpp"
 #include "pao/formats.hpp"
 

@@ -1,12 +1,44 @@
-// A 16 x 16 float transpose in AVX-512 registers: r[i] holds row i on entry and column i on exit.
-// Shared by the tile loaders (kv_tile.cpp) and the fused decode loops (decode_kernel_fused.cpp).
+// AVX-512 helpers of the tile loaders (kv_tile.cpp) and the fused decode loops
+// (decode_*_fused.cpp): exact widening loads of stored f32 / f16 / bf16 elements, and a 16 x 16
+// float transpose in registers.
 #pragma once
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
+#include <cstddef>
+
+#include "pao/dtype.hpp"
+
 namespace pao::detail {
 
+/// 16 stored elements of `dt` (f32, f16, bf16) at `src`, as fp32 (exact).
+template <DType dt>
+inline __m512 load16_f32(const std::byte* src) {
+  if constexpr (dt == DType::f16) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+  } else if constexpr (dt == DType::bf16) {
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  } else {
+    static_assert(dt == DType::f32);
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(src));
+  }
+}
+
+/// 8 stored f16 / bf16 elements at `src`, as fp64 (exact).
+template <DType dt>
+inline __m512d load8_f64(const std::byte* src) {
+  const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+  if constexpr (dt == DType::f16) {
+    return _mm512_cvtps_pd(_mm256_cvtph_ps(raw));
+  } else {
+    static_assert(dt == DType::bf16);
+    return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16)));
+  }
+}
+
+/// r[i] holds row i on entry and column i on exit.
 inline void transpose16x16(__m512 (&r)[16]) {
   __m512 t[16];
   for (int i = 0; i < 8; ++i) {  // per 128-bit lane: a0 b0 a1 b1 | a2 b2 a3 b3

@@ -1,0 +1,214 @@
+// The fused exact decode loops (see decode_exact_fused.hpp), written for AVX-512.
+//
+// Q·K: chunk c of the key block holds 8 contiguous dims of each token, one fp64 register after
+// widening; chunk c feeds the general loop's chain c % 2 (it steps 16 dims in two 8-lane
+// chains). The two chains are added lane-wise and the 8 lanes summed left to right, the lanes of
+// 8 tokens at once (a gather per lane).
+// P·V: row d of the value block holds the block's tokens contiguously; 8 tokens per register,
+// each register's fma adds token t into lane t % 8 of acc[g][d], in token order.
+#include "decode_exact_fused.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+#include "avx512_lanes.hpp"
+#include "kv_tile.hpp"
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC bug 105593, see decode_kernel_fused.cpp
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace pao::detail {
+
+#if defined(__AVX512F__)
+
+namespace {
+
+/// Lane-wise sums of the two chains of GN heads, for every token of the block: parts[g][t][8].
+/// Two tokens per pass, so that each query load feeds two fmas.
+template <DType dt, int GN>
+void qk_parts(const std::byte* key, std::int32_t hs, std::int32_t bs, const double* q /*[GN][hs]*/,
+              double* parts /*[GN][bs][8]*/) {
+  constexpr std::size_t es = dtype_size(dt);
+  const std::int32_t chunks = hs / 8;
+  for (std::int32_t t = 0; t < bs; t += 2) {
+    __m512d even[2][GN], odd[2][GN];
+    for (int j = 0; j < 2; ++j)
+      for (int g = 0; g < GN; ++g) even[j][g] = odd[j][g] = _mm512_setzero_pd();
+    for (std::int32_t c = 0; c < chunks; ++c) {
+      const std::byte* kc = key + (static_cast<std::size_t>(c) * bs + t) * 8 * es;
+      const __m512d k[2] = {load8_f64<dt>(kc), load8_f64<dt>(kc + 8 * es)};
+      for (int g = 0; g < GN; ++g) {
+        const __m512d qc = _mm512_loadu_pd(q + static_cast<std::size_t>(g) * hs + c * 8);
+        for (int j = 0; j < 2; ++j) {
+          if (c % 2 == 0)
+            even[j][g] = _mm512_fmadd_pd(qc, k[j], even[j][g]);
+          else
+            odd[j][g] = _mm512_fmadd_pd(qc, k[j], odd[j][g]);
+        }
+      }
+    }
+    for (int j = 0; j < 2; ++j)
+      for (int g = 0; g < GN; ++g)
+        _mm512_storeu_pd(parts + (static_cast<std::size_t>(g) * bs + t + j) * 8,
+                         _mm512_add_pd(even[j][g], odd[j][g]));
+  }
+}
+
+template <DType dt>
+void qk_all_heads(const std::byte* key, std::int32_t hs, std::int32_t bs, std::int32_t G, const double* q,
+                  double* parts, double* out, std::int64_t out_stride) {
+  const std::size_t q_stride = static_cast<std::size_t>(hs), p_stride = static_cast<std::size_t>(bs) * 8;
+  std::int32_t h = 0;
+  for (; h + 4 <= G; h += 4) qk_parts<dt, 4>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
+  switch (G - h) {
+    case 3:
+      qk_parts<dt, 3>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
+      break;
+    case 2:
+      qk_parts<dt, 2>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
+      break;
+    case 1:
+      qk_parts<dt, 1>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
+      break;
+    default:
+      break;
+  }
+  const __m256i rows = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);
+  for (std::int32_t g = 0; g < G; ++g)
+    for (std::int32_t t0 = 0; t0 < bs; t0 += 8) {
+      const double* p = parts + static_cast<std::size_t>(g) * p_stride + static_cast<std::size_t>(t0) * 8;
+      __m512d dot = _mm512_setzero_pd();
+      for (int lane = 0; lane < 8; ++lane) dot = _mm512_add_pd(dot, _mm512_i32gather_pd(rows, p + lane, 8));
+      _mm512_storeu_pd(out + g * out_stride + t0, dot);
+    }
+}
+
+/// P·V of GN heads (GN <= 4), their weights held in registers: for each run of 16 tokens, every
+/// row d adds its two 8-token fmas into acc[g][d], lower tokens first.
+template <DType dt, int GN>
+void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, std::int32_t bs,
+              const double* w, std::int64_t w_stride, double* acc, std::size_t acc_stride) {
+  constexpr std::size_t es = dtype_size(dt);
+  for (std::int32_t t0 = 0; t0 < bs; t0 += 16) {
+    __m512d w_lo[GN], w_hi[GN];
+    for (int g = 0; g < GN; ++g) {
+      w_lo[g] = _mm512_loadu_pd(w + g * w_stride + t0);
+      w_hi[g] = _mm512_loadu_pd(w + g * w_stride + t0 + 8);
+    }
+    for (std::int32_t d = d_begin; d < d_end; ++d) {
+      const __m512 v = load16_f32<dt>(value + (static_cast<std::size_t>(d) * bs + t0) * es);
+      const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+      const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+      for (int g = 0; g < GN; ++g) {
+        double* a = acc + g * acc_stride + static_cast<std::size_t>(d) * 8;
+        _mm512_storeu_pd(a, _mm512_fmadd_pd(w_hi[g], hi, _mm512_fmadd_pd(w_lo[g], lo, _mm512_loadu_pd(a))));
+      }
+    }
+  }
+}
+
+/// P·V of all heads over `num_blocks` whole blocks, in runs of kRows dims: each run's
+/// accumulators (G x kRows x 64 bytes) stay in L1 while the blocks stream by (they are in L2
+/// after the first run, which prefetches them).
+template <DType dt>
+void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_blocks, std::int32_t hs,
+               std::int32_t G, const double* w, std::int64_t w_stride, double* acc, std::size_t acc_stride) {
+  constexpr std::int32_t kRows = 128, kPrefetchDistance = 2;
+  constexpr std::size_t es = dtype_size(dt);
+  const std::int32_t bs = kv.block_size;
+  const std::int32_t* table = kv.block_table(task.seq) + task.token_begin / bs;
+  auto slice = [&](std::int32_t b) {
+    return kv.value_data + kv.value_layout.offset(table[b], task.kv_head, 0, 0) * es;
+  };
+  for (std::int32_t b = 0; b < kPrefetchDistance && b < num_blocks; ++b)
+    prefetch_tile(kv.value_data, kv.value_layout, dt, table[b], task.kv_head, bs, hs);
+  for (std::int32_t d0 = 0; d0 < hs; d0 += kRows) {
+    const std::int32_t d1 = std::min(hs, d0 + kRows);
+    for (std::int32_t b = 0; b < num_blocks; ++b) {
+      if (d0 == 0 && b + kPrefetchDistance < num_blocks)
+        prefetch_tile(kv.value_data, kv.value_layout, dt, table[b + kPrefetchDistance], task.kv_head, bs, hs);
+      const double* wb = w + static_cast<std::size_t>(b) * bs;
+      std::int32_t h = 0;
+      for (; h + 4 <= G; h += 4)
+        pv_heads<dt, 4>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride, acc_stride);
+      switch (G - h) {
+        case 3:
+          pv_heads<dt, 3>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride,
+                          acc_stride);
+          break;
+        case 2:
+          pv_heads<dt, 2>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride,
+                          acc_stride);
+          break;
+        case 1:
+          pv_heads<dt, 1>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride,
+                          acc_stride);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool fused_exact_supported(const DecodeProblem& p) {
+  const PagedKV& kv = p.kv;
+  const DType dt = kv.cache_dtype;
+  if (!(dt == DType::f16 || dt == DType::bf16)) return false;
+  const std::int32_t bs = kv.block_size;
+  const PagedCacheLayout& k = kv.key_layout;
+  const PagedCacheLayout& v = kv.value_layout;
+  const bool key_dense =
+      k.x == 8 && k.dim_inner_stride == 1 && k.token_stride == 8 && k.dim_outer_stride == bs * 8;
+  const bool value_dense = v.x == 1 && v.token_stride == 1 && v.dim_outer_stride == bs;
+  return key_dense && value_dense && bs % 16 == 0 && p.head_size % 8 == 0;
+}
+
+FusedExactBlocks::FusedExactBlocks(const DecodeProblem& p, const double* q, std::int32_t G)
+    : p_(p), q_(q), G_(G) {
+  thread_local std::vector<double> parts;
+  parts.resize(static_cast<std::size_t>(G) * p.kv.block_size * 8);
+  parts_ = parts.data();
+}
+
+void FusedExactBlocks::qk(const std::byte* key_slice, double* out, std::int64_t out_stride) {
+  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size;
+  if (p_.kv.cache_dtype == DType::f16)
+    qk_all_heads<DType::f16>(key_slice, hs, bs, G_, q_, parts_, out, out_stride);
+  else
+    qk_all_heads<DType::bf16>(key_slice, hs, bs, G_, q_, parts_, out, out_stride);
+}
+
+void FusedExactBlocks::pv(const PartitionTask& task, std::int32_t num_blocks, const double* w,
+                          std::int64_t w_stride, double* acc, std::size_t acc_stride) const {
+  const std::int32_t hs = p_.head_size;
+  if (p_.kv.cache_dtype == DType::f16)
+    pv_blocks<DType::f16>(p_.kv, task, num_blocks, hs, G_, w, w_stride, acc, acc_stride);
+  else
+    pv_blocks<DType::bf16>(p_.kv, task, num_blocks, hs, G_, w, w_stride, acc, acc_stride);
+}
+
+#else  // no AVX-512: the general loops run every block
+
+bool fused_exact_supported(const DecodeProblem&) { return false; }
+
+FusedExactBlocks::FusedExactBlocks(const DecodeProblem& p, const double* q, std::int32_t G)
+    : p_(p), q_(q), G_(G), parts_(nullptr) {
+  throw std::logic_error("FusedExactBlocks: built without AVX-512 (fused_exact_supported() is false)");
+}
+void FusedExactBlocks::qk(const std::byte*, double*, std::int64_t) {}
+void FusedExactBlocks::pv(const PartitionTask&, std::int32_t, const double*, std::int64_t, double*,
+                          std::size_t) const {}
+
+#endif
+
+}  // namespace pao::detail
