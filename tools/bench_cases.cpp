@@ -28,6 +28,9 @@ BenchCase decode_case() {
   const double tokens = 8.0 * 32768;
   b.kv_bytes = tokens * spec.num_kv_heads * spec.head_size * 2 /*K,V*/ * 2 /*bytes*/;
   b.flops = tokens * spec.num_heads * spec.head_size * 2 /*QK, PV*/ * 2 /*mul+add*/;
+  // Per query head, token and dim, vLLM's f16 P·V takes v_vec_size = 8 products and 6 sums of
+  // the even / odd halves per 8 tokens, each rounded to f16 (docs/numerics.md).
+  b.kernel_f16_roundings = tokens * spec.num_heads * spec.head_size * (8.0 + 6.0) / 8.0;
   b.inputs = c;
   b.run = [c](bool exact) { paged_attention_v2(c->args(), exact ? Precision::exact : Precision::kernel); };
   return b;

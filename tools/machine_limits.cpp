@@ -8,6 +8,9 @@
 #include <cmath>
 #include <vector>
 
+#include "pao/formats.hpp"
+#include "pao/x86_intrinsics.hpp"
+
 namespace pao::bench {
 
 namespace {
@@ -70,6 +73,42 @@ double fma_gflops() {
   return flops / best / 1e9;
 }
 
+/// f16 round trips per second: 16 independent chains of x = round_to_f16(x) + c, with the
+/// widest conversion instructions the build targets (the fused kernel loops use the same ones).
+double f16_roundings_per_s() {
+  const long iters = 2'000'000;
+  constexpr int kChains = 16;
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+#if defined(__AVX512F__)
+      __m512 x[kChains];
+      for (int c = 0; c < kChains; ++c) x[c] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(c));
+      const __m512 step = _mm512_set1_ps(1e-3f);
+      for (long i = 0; i < iters; ++i)
+        for (int c = 0; c < kChains; ++c)
+          x[c] = _mm512_add_ps(_mm512_cvtph_ps(_mm512_cvtps_ph(x[c], _MM_FROUND_TO_NEAREST_INT)), step);
+      for (int c = 0; c < kChains; ++c) total += static_cast<double>(_mm512_reduce_add_ps(x[c]));
+#else
+      float x[kChains][16];
+      for (int c = 0; c < kChains; ++c)
+        for (int l = 0; l < 16; ++l) x[c][l] = 1.0f + 0.001f * static_cast<float>(c);
+      for (long i = 0; i < iters; ++i)
+        for (int c = 0; c < kChains; ++c)
+          for (int l = 0; l < 16; ++l) x[c][l] = round_to_f16(x[c][l]) + 1e-3f;
+      for (int c = 0; c < kChains; ++c) total += static_cast<double>(x[c][0]);
+#endif
+    }
+    volatile double sink = total;
+    (void)sink;
+    best = std::min(best, seconds_since(t0));
+  }
+  return 16.0 * kChains * static_cast<double>(iters) * omp_get_max_threads() / best;
+}
+
 }  // namespace
 
 MachineLimits measure_machine_limits() {
@@ -78,6 +117,7 @@ MachineLimits measure_machine_limits() {
   m.triad_gb_per_s = triad_gb_per_s();
   m.fp32_gflops = fma_gflops<float>();
   m.fp64_gflops = fma_gflops<double>();
+  m.f16_roundings_per_s = f16_roundings_per_s();
   return m;
 }
 

@@ -3,9 +3,9 @@
 // float transpose in registers.
 #pragma once
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
+#include "pao/x86_intrinsics.hpp"
 
+#if defined(__AVX512F__)
 #include <cstddef>
 
 #include "pao/dtype.hpp"

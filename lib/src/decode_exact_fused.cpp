@@ -12,17 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-
 #include "avx512_lanes.hpp"
 #include "kv_tile.hpp"
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC bug 105593, see decode_kernel_fused.cpp
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace pao::detail {
 

@@ -13,16 +13,7 @@
 
 #include "pao/error.hpp"
 #include "pao/formats.hpp"
-
-#if defined(__F16C__) || defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-// GCC 12's AVX-512 intrinsics build their results from self-initialised "undefined" vectors
-// and then warn about them (GCC bug 105593, fixed in 13); the warning says nothing about us.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "pao/x86_intrinsics.hpp"
 
 namespace pao {
 namespace {

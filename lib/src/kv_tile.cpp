@@ -9,17 +9,6 @@
 #include "pao/element.hpp"
 #include "pao/formats.hpp"
 
-#if (defined(__F16C__) && defined(__AVX__)) || defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
-// GCC 12's AVX-512 headers trip -Wuninitialized/-Wmaybe-uninitialized on their own undefined
-// pass-through operands (GCC bug 105593); the warning is about the header, not this code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 namespace pao::detail {
 
 namespace {
