@@ -57,9 +57,10 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   logits.resize(static_cast<std::size_t>(G) * n);
   constexpr std::int32_t kLanes = 8;
   const bool lanes_fit = hs % kLanes == 0 && bs % kLanes == 0;
-  // Each head's accumulators start 64 bytes past a multiple of 4 KiB from the previous head's, so
-  // that loads of one head never wait on stores of another through 4K aliasing.
-  const std::size_t acc_stride = static_cast<std::size_t>(hs) * (lanes_fit ? kLanes : bs) + 8;
+  // Heads' accumulators are padded by 1 KiB: with rows of 64 bytes, a load of one head's row then
+  // lies a multiple of 4 KiB from a recent store of another head's only 16 or more rows apart, so
+  // it does not wait on it (4K aliasing).
+  const std::size_t acc_stride = static_cast<std::size_t>(hs) * (lanes_fit ? kLanes : bs) + 128;
   acc.assign(static_cast<std::size_t>(G) * acc_stride, 0.0);
   for (std::int32_t g = 0; g < G; ++g)
     for (std::int32_t d = 0; d < hs; ++d)

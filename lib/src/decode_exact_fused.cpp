@@ -94,9 +94,8 @@ void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, 
       w_hi[g] = _mm512_loadu_pd(w + g * w_stride + t0 + 8);
     }
     for (std::int32_t d = d_begin; d < d_end; ++d) {
-      const __m512 v = load16_f32<dt>(value + (static_cast<std::size_t>(d) * bs + t0) * es);
-      const __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
-      const __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+      const std::byte* row = value + (static_cast<std::size_t>(d) * bs + t0) * es;
+      const __m512d lo = load8_f64<dt>(row), hi = load8_f64<dt>(row + 8 * es);
       for (int g = 0; g < GN; ++g) {
         double* a = acc + g * acc_stride + static_cast<std::size_t>(d) * 8;
         _mm512_storeu_pd(a, _mm512_fmadd_pd(w_hi[g], hi, _mm512_fmadd_pd(w_lo[g], lo, _mm512_loadu_pd(a))));
@@ -111,7 +110,7 @@ void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, 
 template <DType dt>
 void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_blocks, std::int32_t hs,
                std::int32_t G, const double* w, std::int64_t w_stride, double* acc, std::size_t acc_stride) {
-  constexpr std::int32_t kRows = 128, kPrefetchDistance = 2;
+  constexpr std::int32_t kRows = 64, kPrefetchDistance = 2;
   constexpr std::size_t es = dtype_size(dt);
   const std::int32_t bs = kv.block_size;
   const std::int32_t* table = kv.block_table(task.seq) + task.token_begin / bs;

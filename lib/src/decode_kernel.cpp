@@ -140,7 +140,13 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   v_tile.resize(static_cast<std::size_t>(bs) * hs);  // [token][dim]
   logits.resize(static_cast<std::size_t>(G) * n);
   qk_acc.resize(static_cast<std::size_t>(geo.dims_per_step) * bs);
-  pv_acc.assign(static_cast<std::size_t>(G) * NW * NVR * hs, 0.0f);
+  // P·V accumulator rows [G][NW][NVR], each row padded by 64 bytes: rows a multiple of 4 KiB apart
+  // would make each head's loads wait on the previous head's stores (4K aliasing).
+  const std::size_t row_stride = static_cast<std::size_t>(hs) + 16;
+  auto acc_row = [&](std::int32_t g, std::int32_t w, std::int32_t pv) {
+    return pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * row_stride;
+  };
+  pv_acc.assign(static_cast<std::size_t>(G) * NW * NVR * row_stride, 0.0f);
   pv_tmp.resize(static_cast<std::size_t>(3) * hs);
   partial.resize(static_cast<std::size_t>(NT));
   for (std::int32_t g = 0; g < G; ++g)
@@ -228,7 +234,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
       for (std::int32_t g = 0; g < G; ++g) {
         const float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
         for (std::int32_t pv = 0; pv < NVR; ++pv)
-          fused->pv(lg + pv * VV, pv * VV, pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs);
+          fused->pv(lg + pv * VV, pv * VV, acc_row(g, w, pv));
       }
       return;
     }
@@ -245,7 +251,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
         float* dot = pv_tmp.data() + 2 * static_cast<std::size_t>(hs);
         pv_dot(p.dtype, p_vec.data(), v_tile.data() + static_cast<std::size_t>(pv) * VV * hs, VV, hs, dot,
                pv_tmp.data());
-        float* acc = pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs;
+        float* acc = acc_row(g, w, pv);
         for (std::int32_t d = 0; d < hs; ++d) acc[d] = acc[d] + dot[d];
       }
     }
@@ -256,9 +262,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
     for (std::int32_t d = 0; d < hs; ++d) dst[d] = dst[d] + src[d];
   };
   for (std::int32_t g = 0; g < G; ++g) {
-    auto row = [&](std::int32_t w, std::int32_t pv) {
-      return pv_acc.data() + ((static_cast<std::size_t>(g) * NW + w) * NVR + pv) * hs;
-    };
+    auto row = [&](std::int32_t w, std::int32_t pv) { return acc_row(g, w, pv); };
     for (std::int32_t w = 0; w < NW; ++w)
       for (std::int32_t mask = NVR / 2; mask >= 1; mask /= 2)
         for (std::int32_t i = 0; i < mask; ++i) add_row(row(w, i), row(w, i + mask));
