@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
     std::printf("building %s case ...\r", name.c_str());
     std::fflush(stdout);
     const BenchCase bc = pao::bench::make_bench_case(name);
+    std::printf("%-40s\r", "");  // clears the progress line
     for (const char* prec : {"exact", "kernel"}) {
       const bool exact = std::string(prec) == "exact";
       double best = 1e30;

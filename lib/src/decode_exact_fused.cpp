@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "avx512_lanes.hpp"
-#include "kv_tile.hpp"
 
 namespace pao::detail {
 
@@ -105,25 +104,21 @@ void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, 
 }
 
 /// P·V of all heads over `num_blocks` whole blocks, in runs of kRows dims: each run's
-/// accumulators (G x kRows x 64 bytes) stay in L1 while the blocks stream by (they are in L2
-/// after the first run, which prefetches them).
+/// accumulators (G x kRows x 64 bytes) stay in L1 while the blocks stream by from L2 (where the
+/// K walk prefetched them, decode_partition.hpp).
 template <DType dt>
 void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_blocks, std::int32_t hs,
                std::int32_t G, const double* w, std::int64_t w_stride, double* acc, std::size_t acc_stride) {
-  constexpr std::int32_t kRows = 64, kPrefetchDistance = 2;
+  constexpr std::int32_t kRows = 64;
   constexpr std::size_t es = dtype_size(dt);
   const std::int32_t bs = kv.block_size;
   const std::int32_t* table = kv.block_table(task.seq) + task.token_begin / bs;
   auto slice = [&](std::int32_t b) {
     return kv.value_data + kv.value_layout.offset(table[b], task.kv_head, 0, 0) * es;
   };
-  for (std::int32_t b = 0; b < kPrefetchDistance && b < num_blocks; ++b)
-    prefetch_tile(kv.value_data, kv.value_layout, dt, table[b], task.kv_head, bs, hs);
   for (std::int32_t d0 = 0; d0 < hs; d0 += kRows) {
     const std::int32_t d1 = std::min(hs, d0 + kRows);
     for (std::int32_t b = 0; b < num_blocks; ++b) {
-      if (d0 == 0 && b + kPrefetchDistance < num_blocks)
-        prefetch_tile(kv.value_data, kv.value_layout, dt, table[b + kPrefetchDistance], task.kv_head, bs, hs);
       const double* wb = w + static_cast<std::size_t>(b) * bs;
       std::int32_t h = 0;
       for (; h + 4 <= G; h += 4)

@@ -38,28 +38,28 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& g, const
 enum class CacheSide { key, value };
 
 /// Walks the partition's KV blocks of one cache in order, calling
-/// fn(logical_block, first_token, num_tokens, physical_block). It prefetches kPrefetchDistance
-/// blocks ahead (past the last K block: the first V blocks), since scattered blocks defeat
-/// hardware prefetchers and one block of work is shorter than a block's memory latency. An empty
-/// token range walks nothing.
+/// fn(logical_block, first_token, num_tokens, physical_block). A paged cache's blocks are
+/// scattered, so hardware prefetchers cannot guess the next one; the walk prefetches instead:
+/// the K walk asks for K blocks kPrefetchDistance ahead and, for the V walk that follows, for the
+/// V block of the same index (to L2: a partition's V blocks fit there); the V walk moves them on
+/// to L1. An empty token range walks nothing.
 template <typename Fn>
 void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side, Fn fn) {
-  constexpr std::int32_t kPrefetchDistance = 2;
+  constexpr std::int32_t kPrefetchDistance = 4;
   if (task.token_begin >= task.token_end) return;
   const std::int32_t bs = kv.block_size, hs = kv.head_size;
   const std::int32_t* table = kv.block_table(task.seq);
   const std::int32_t first = task.token_begin / bs, last = (task.token_end - 1) / bs;
   const bool key = side == CacheSide::key;
-  auto prefetch = [&](bool key_side, std::int32_t b) {
+  auto prefetch = [&](bool key_side, std::int32_t b, PrefetchTo to) {
     prefetch_tile(key_side ? kv.key_data : kv.value_data, key_side ? kv.key_layout : kv.value_layout,
-                  kv.cache_dtype, table[b], task.kv_head, bs, hs);
+                  kv.cache_dtype, table[b], task.kv_head, bs, hs, to);
   };
   if (key)  // the walk's first blocks (later ones are prefetched as it goes)
-    for (std::int32_t b = first; b < first + kPrefetchDistance && b <= last; ++b) prefetch(true, b);
+    for (std::int32_t b = first; b < first + kPrefetchDistance && b <= last; ++b) prefetch(true, b, PrefetchTo::l2);
   for (std::int32_t b = first; b <= last; ++b) {
-    const std::int32_t ahead = b + kPrefetchDistance;
-    if (ahead <= last) prefetch(key, ahead);
-    else if (key && first + (ahead - last - 1) <= last) prefetch(false, first + (ahead - last - 1));
+    if (b + kPrefetchDistance <= last) prefetch(key, b + kPrefetchDistance, key ? PrefetchTo::l2 : PrefetchTo::l1);
+    if (key) prefetch(false, b, PrefetchTo::l2);
     const std::int32_t t0 = b * bs;
     fn(b, t0, std::min(bs, task.token_end - t0), table[b]);
   }

@@ -170,19 +170,24 @@ void round_to_activation(DType dtype, float* v, std::size_t n) {
 }
 
 void prefetch_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, std::int64_t block,
-                   std::int32_t head, std::int32_t block_size, std::int32_t head_size) {
+                   std::int32_t head, std::int32_t block_size, std::int32_t head_size, PrefetchTo to) {
+  // __builtin_prefetch's locality must be a constant: 3 = all levels (L1), 2 = L2 and beyond.
+  auto prefetch = [to](const std::byte* p) {
+    if (to == PrefetchTo::l1) __builtin_prefetch(p, 0, 3);
+    else __builtin_prefetch(p, 0, 2);
+  };
   const std::int64_t es = static_cast<std::int64_t>(dtype_size(dtype));
   const std::int64_t slice = static_cast<std::int64_t>(block_size) * head_size * es;
   const bool dense = (l.x > 1 && l.token_stride == l.x && l.dim_outer_stride == block_size * l.x) ||
                      (l.x == 1 && l.token_stride == 1 && l.dim_outer_stride == block_size);
   if (dense) {
     const std::byte* base = cache + l.offset(block, head, 0, 0) * es;
-    for (std::int64_t off = 0; off < slice; off += 64) __builtin_prefetch(base + off);
+    for (std::int64_t off = 0; off < slice; off += 64) prefetch(base + off);
     return;
   }
   for (std::int32_t t = 0; t < block_size; ++t) {
     const std::byte* row = cache + l.offset(block, head, t, 0) * es;
-    for (std::int64_t off = 0; off < head_size * es; off += 64) __builtin_prefetch(row + off);
+    for (std::int64_t off = 0; off < head_size * es; off += 64) prefetch(row + off);
   }
 }
 

@@ -30,9 +30,10 @@ void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DT
                       TileDest dest);
 
 /// Asks the memory system for one block/head slice ahead of its use (a paged cache's blocks are
-/// scattered, so hardware prefetchers cannot guess the next one).
+/// scattered, so hardware prefetchers cannot guess the next one), into L1 or only as far as L2.
+enum class PrefetchTo { l1, l2 };
 void prefetch_tile(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, std::int64_t block,
-                   std::int32_t head, std::int32_t block_size, std::int32_t head_size);
+                   std::int32_t head, std::int32_t block_size, std::int32_t head_size, PrefetchTo to);
 
 /// Rounds each value to the activation dtype (f16/bf16: RNE; f32: unchanged), in place.
 void round_to_activation(DType activation_dtype, float* values, std::size_t n);
