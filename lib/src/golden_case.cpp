@@ -340,7 +340,7 @@ GoldenCase parse_case(std::string_view json_text, std::string_view source) {
   json j;
   try {
     j = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // syntax, or a number out of range (1e400)
     fail("case ", source, ": invalid JSON: ", e.what());
   }
   return parse_case_object(j, source);

@@ -125,7 +125,7 @@ std::vector<GoldenCase> expand_suite_text(std::string_view json_text, std::strin
   ojson j;
   try {
     j = ojson::parse(json_text.begin(), json_text.end());
-  } catch (const ojson::parse_error& e) {
+  } catch (const ojson::exception& e) {  // syntax, or a number out of range (1e400)
     fail("suite ", source, ": invalid JSON: ", e.what());
   }
   const std::string where = "suite " + std::string(source);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer target (fuzz_safetensors, fuzz_npy) for SECONDS seconds on its seed corpus.
+# Runs each libFuzzer target (fuzz_safetensors, fuzz_npy, fuzz_case_json) for SECONDS seconds on
+# its seed corpus.
 # Usage: tests/fuzz/run_fuzz.sh BUILD_DIR [SECONDS]   (BUILD_DIR configured with -DPAO_FUZZ=ON
 # and clang++). New inputs go to a temporary folder, not into the committed corpus; a crashing
 # input is saved as BUILD_DIR/fuzz-artifacts/<target>-crash-*. Exits non-zero if any target fails.
@@ -13,7 +14,7 @@ mkdir -p "$artifacts"
 
 passed=0
 failed=0
-for reader in safetensors npy; do
+for reader in safetensors npy case_json; do
   target=$(find "$build_dir" -type f -name "fuzz_$reader" -perm -u+x | head -n 1)
   if [[ -z "$target" ]]; then
     echo "run_fuzz: fuzz_$reader not found under $build_dir (configure with -DPAO_FUZZ=ON and clang++)" >&2

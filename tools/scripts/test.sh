@@ -7,9 +7,9 @@ cd "$(dirname "$0")/../.."
 tools/scripts/install-deps.sh
 jobs=$(nproc)
 
-echo "== fuzz the file readers (libFuzzer, 20 s each) =="
+echo "== fuzz the file and case readers (libFuzzer, 20 s each) =="
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPAO_FUZZ=ON -DPAO_CUDA=OFF >/dev/null
-cmake --build build/fuzz -j "$jobs" --target fuzz_safetensors fuzz_npy
+cmake --build build/fuzz -j "$jobs" --target fuzz_safetensors fuzz_npy fuzz_case_json
 tests/fuzz/run_fuzz.sh build/fuzz 20
 
 echo "== build (Release, -Werror) =="
