@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "avx512_lanes.hpp"
+#include "count_dispatch.hpp"
 
 namespace pao::detail {
 
@@ -55,21 +56,9 @@ template <DType dt>
 void qk_all_heads(const std::byte* key, std::int32_t hs, std::int32_t bs, std::int32_t G, const double* q,
                   double* parts, double* out, std::int64_t out_stride) {
   const std::size_t q_stride = static_cast<std::size_t>(hs), p_stride = static_cast<std::size_t>(bs) * 8;
-  std::int32_t h = 0;
-  for (; h + 4 <= G; h += 4) qk_parts<dt, 4>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
-  switch (G - h) {
-    case 3:
-      qk_parts<dt, 3>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
-      break;
-    case 2:
-      qk_parts<dt, 2>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
-      break;
-    case 1:
-      qk_parts<dt, 1>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
-      break;
-    default:
-      break;
-  }
+  for_head_groups(G, [&](int h, auto n) {
+    qk_parts<dt, decltype(n)::value>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
+  });
   const __m256i rows = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);
   for (std::int32_t g = 0; g < G; ++g)
     for (std::int32_t t0 = 0; t0 < bs; t0 += 8) {
@@ -120,25 +109,10 @@ void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_bl
     const std::int32_t d1 = std::min(hs, d0 + kRows);
     for (std::int32_t b = 0; b < num_blocks; ++b) {
       const double* wb = w + static_cast<std::size_t>(b) * bs;
-      std::int32_t h = 0;
-      for (; h + 4 <= G; h += 4)
-        pv_heads<dt, 4>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride, acc_stride);
-      switch (G - h) {
-        case 3:
-          pv_heads<dt, 3>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride,
-                          acc_stride);
-          break;
-        case 2:
-          pv_heads<dt, 2>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride,
-                          acc_stride);
-          break;
-        case 1:
-          pv_heads<dt, 1>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, acc + h * acc_stride,
-                          acc_stride);
-          break;
-        default:
-          break;
-      }
+      for_head_groups(G, [&](int h, auto n) {
+        pv_heads<dt, decltype(n)::value>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride,
+                                         acc + h * acc_stride, acc_stride);
+      });
     }
   }
 }

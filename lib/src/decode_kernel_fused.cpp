@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "avx512_lanes.hpp"
+#include "count_dispatch.hpp"
 
 namespace pao::detail {
 
@@ -160,32 +161,8 @@ void pv_all_dims(const float* p, const float* v, std::int32_t hs, float* acc) {
     const __mmask16 last = tail_mask(dims - 16 * ((dims - 1) / 16));
     const float* vd = v + d0;
     float* ad = acc + d0;
-    switch ((dims + 15) / 16) {
-      case 1:
-        pv_runs<dtype, 1>(p, vd, hs, last, ad);
-        break;
-      case 2:
-        pv_runs<dtype, 2>(p, vd, hs, last, ad);
-        break;
-      case 3:
-        pv_runs<dtype, 3>(p, vd, hs, last, ad);
-        break;
-      case 4:
-        pv_runs<dtype, 4>(p, vd, hs, last, ad);
-        break;
-      case 5:
-        pv_runs<dtype, 5>(p, vd, hs, last, ad);
-        break;
-      case 6:
-        pv_runs<dtype, 6>(p, vd, hs, last, ad);
-        break;
-      case 7:
-        pv_runs<dtype, 7>(p, vd, hs, last, ad);
-        break;
-      default:
-        pv_runs<dtype, 8>(p, vd, hs, last, ad);
-        break;
-    }
+    with_count<8>((dims + 15) / 16,
+                  [&](auto runs) { pv_runs<dtype, decltype(runs)::value>(p, vd, hs, last, ad); });
   }
 }
 
@@ -232,21 +209,9 @@ void qk_all_heads(const DecodeGeometry& g, const std::byte* key, std::int32_t hs
   constexpr std::int32_t A = 16 / static_cast<std::int32_t>(dtype_size(dt));
   const std::size_t q_stride = static_cast<std::size_t>(hs / A) * 16,
                     d_stride = static_cast<std::size_t>(bs) * A;
-  std::int32_t h = 0;
-  for (; h + 4 <= G; h += 4) qk_heads<dt, 4>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
-  switch (G - h) {
-    case 3:
-      qk_heads<dt, 3>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
-      break;
-    case 2:
-      qk_heads<dt, 2>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
-      break;
-    case 1:
-      qk_heads<dt, 1>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
-      break;
-    default:
-      break;
-  }
+  for_head_groups(G, [&](int h, auto n) {
+    qk_heads<dt, decltype(n)::value>(key, hs, bs, q_lanes + h * q_stride, dots + h * d_stride);
+  });
   for (std::int32_t head = 0; head < G; ++head)
     for (std::int32_t t0 = 0; t0 < bs; t0 += 16)
       _mm512_storeu_ps(out + head * out_stride + t0,
@@ -274,49 +239,21 @@ void transpose_value(const std::byte* value, std::int32_t hs, std::int32_t bs, f
 }  // namespace
 
 void FusedDecodeBlocks::qk(const std::byte* key_slice, float* out, std::int64_t out_stride) {
-  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size;
-  switch (p_.kv.cache_dtype) {
-    case DType::f16:
-      qk_all_heads<DType::f16>(g_, key_slice, hs, bs, G_, q_lanes_, dots_, out, out_stride);
-      break;
-    case DType::bf16:
-      qk_all_heads<DType::bf16>(g_, key_slice, hs, bs, G_, q_lanes_, dots_, out, out_stride);
-      break;
-    default:
-      qk_all_heads<DType::f32>(g_, key_slice, hs, bs, G_, q_lanes_, dots_, out, out_stride);
-      break;
-  }
+  with_float_dtype(p_.kv.cache_dtype, [&](auto dt) {
+    qk_all_heads<decltype(dt)::value>(g_, key_slice, p_.head_size, p_.kv.block_size, G_, q_lanes_, dots_, out,
+                                      out_stride);
+  });
 }
 
 void FusedDecodeBlocks::load_value(const std::byte* value_slice) {
-  const std::int32_t hs = p_.head_size, bs = p_.kv.block_size;
-  switch (p_.kv.cache_dtype) {
-    case DType::f16:
-      transpose_value<DType::f16>(value_slice, hs, bs, v_tile_);
-      break;
-    case DType::bf16:
-      transpose_value<DType::bf16>(value_slice, hs, bs, v_tile_);
-      break;
-    default:
-      transpose_value<DType::f32>(value_slice, hs, bs, v_tile_);
-      break;
-  }
+  with_float_dtype(p_.kv.cache_dtype, [&](auto dt) {
+    transpose_value<decltype(dt)::value>(value_slice, p_.head_size, p_.kv.block_size, v_tile_);
+  });
 }
 
 void FusedDecodeBlocks::pv(const float* probs, std::int32_t first_token, float* acc) const {
-  const std::int32_t hs = p_.head_size;
-  const float* v = v_tile_ + static_cast<std::size_t>(first_token) * hs;
-  switch (p_.dtype) {
-    case DType::f16:
-      pv_all_dims<DType::f16>(probs, v, hs, acc);
-      break;
-    case DType::bf16:
-      pv_all_dims<DType::bf16>(probs, v, hs, acc);
-      break;
-    default:
-      pv_all_dims<DType::f32>(probs, v, hs, acc);
-      break;
-  }
+  const float* v = v_tile_ + static_cast<std::size_t>(first_token) * p_.head_size;
+  with_float_dtype(p_.dtype, [&](auto dt) { pv_all_dims<decltype(dt)::value>(probs, v, p_.head_size, acc); });
 }
 
 #else  // no AVX-512: the general loops run every block
