@@ -29,6 +29,7 @@
 
 #include "decode_kernel_args.hpp"
 #include "pao/cuda/decode_cta.hpp"
+#include "pao/decode_geometry.hpp"
 #include "pao/dtype.hpp"
 #include "pao/formats.hpp"
 #include "pao/kernel_math.hpp"
@@ -278,8 +279,8 @@ template <int HS, int BS, DType Q, DType C>
 __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const DecodeKernelArgs args) {
   using QElem = typename Elem<Q>::type;
   using CElem = typename Elem<C>::type;
-  constexpr StaticDecodeGeometry G =
-      static_decode_geometry(kWarpSize, kThreadsPerCta, BS, static_cast<std::int32_t>(sizeof(QElem)));
+  constexpr DecodeGeometry G =
+      DecodeGeometry::make(kWarpSize, kThreadsPerCta, BS, static_cast<std::int32_t>(sizeof(QElem)));
   constexpr int NT = G.num_threads, NW = G.num_warps;
   constexpr int TG = G.thread_group_size, VEC = G.vec_size, DPS = G.dims_per_step;
   constexpr int NUM_VECS = HS / DPS;

@@ -195,7 +195,7 @@ void check_decode_case(const check::CheckCase& cc, bool misalign = false) {
     REQUIRE(make_decode_launch(p, plan, launch).ok());
     p.out = nullptr;
     const std::int32_t eb = static_cast<std::int32_t>(dtype_size(p.dtype));
-    const StaticDecodeGeometry g = static_decode_geometry(kWarpSize, kThreadsPerCta, p.block_size, eb);
+    const DecodeGeometry g = DecodeGeometry::make(kWarpSize, kThreadsPerCta, p.block_size, eb);
     CHECK((g.vec_size == 1 || !launch.key_vector_loads));
     CHECK(!launch.value_vector_loads);
   }

@@ -49,30 +49,6 @@ Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& p, std::int32
   return {};
 }
 
-Status check_geometry(std::int32_t block_size, DType dtype) {
-  const std::int32_t eb = elem_bytes(dtype);
-  const DecodeGeometry d = DecodeGeometry::make(kWarpSize, kThreadsPerCta, block_size, eb);
-  const StaticDecodeGeometry s = static_decode_geometry(kWarpSize, kThreadsPerCta, block_size, eb);
-  const struct {
-    const char* name;
-    std::int32_t oracle, cuda;
-  } fields[] = {{"warp_size", d.warp_size, s.warp_size},
-                {"num_threads", d.num_threads, s.num_threads},
-                {"num_warps", d.num_warps, s.num_warps},
-                {"thread_group_size", d.thread_group_size, s.thread_group_size},
-                {"vec_size", d.vec_size, s.vec_size},
-                {"dims_per_step", d.dims_per_step, s.dims_per_step},
-                {"v_vec_size", d.v_vec_size, s.v_vec_size},
-                {"v_vecs_per_row", d.v_vecs_per_row, s.v_vecs_per_row},
-                {"rows_per_iter", d.rows_per_iter, s.rows_per_iter}};
-  for (const auto& f : fields)
-    if (f.oracle != f.cuda)
-      return fail_with("decode geometry for block_size ", block_size, ", dtype ", dtype_name(dtype), ": ",
-                       f.name, " is ", f.cuda, " in the CUDA kernels but ", f.oracle,
-                       " in DecodeGeometry::make");
-  return {};
-}
-
 bool dims_vectorizable(const PagedCacheLayout& l, std::int32_t n, const void* base, std::size_t elem_bytes) {
   if (n <= 1) return true;
   const auto address = reinterpret_cast<std::uintptr_t>(base);
@@ -100,7 +76,6 @@ Status make_decode_launch(const DecodeParams& p, const DecodePlan& plan, DecodeL
   const auto accept = [&]<auto...>() { return Status{}; };
   if (Status s = dispatch_dtypes(p.dtype, p.kv_cache_dtype, accept); !s.ok()) return s;
   if (Status s = dispatch_head_and_block(p.head_size, p.block_size, accept); !s.ok()) return s;
-  if (Status s = check_geometry(p.block_size, p.dtype); !s.ok()) return s;
 
   if (p.num_seqs < 0) return fail_with("num_seqs = ", p.num_seqs, ": must be >= 0");
   if (p.num_heads <= 0 || p.num_kv_heads <= 0)
@@ -180,8 +155,7 @@ Status make_decode_launch(const DecodeParams& p, const DecodePlan& plan, DecodeL
     launch.reduce.block = {static_cast<std::uint32_t>(s.threads_per_cta), 1, 1};
     launch.reduce.dynamic_shared_bytes = plan.reduce_shared_bytes;
   }
-  const StaticDecodeGeometry g =
-      static_decode_geometry(kWarpSize, kThreadsPerCta, p.block_size, elem_bytes(p.dtype));
+  const DecodeGeometry g = DecodeGeometry::make(kWarpSize, kThreadsPerCta, p.block_size, elem_bytes(p.dtype));
   const std::size_t cache_bytes = dtype_size(p.kv_cache_dtype);
   launch.key_vector_loads = dims_vectorizable(p.key_layout, g.vec_size, p.key_cache, cache_bytes);
   launch.value_vector_loads = tokens_vectorizable(p.value_layout, g.v_vec_size, p.value_cache, cache_bytes);

@@ -34,30 +34,4 @@ PAO_HD std::int32_t reduce_num_partitions(std::int32_t seq_len, std::int32_t par
   return (seq_len + partition_size - 1) / partition_size;
 }
 
-/// DecodeGeometry::make (pao/decode_geometry.hpp) as a constant expression, for array sizes and
-/// template arguments. The launcher refuses to run if the two ever disagree, and the CPU tests
-/// compare them for every instantiated block size and dtype.
-struct StaticDecodeGeometry {
-  std::int32_t warp_size, num_threads, num_warps;
-  std::int32_t thread_group_size, vec_size, dims_per_step;
-  std::int32_t v_vec_size, v_vecs_per_row, rows_per_iter;
-};
-
-PAO_HD constexpr StaticDecodeGeometry static_decode_geometry(std::int32_t warp_size, std::int32_t num_threads,
-                                                             std::int32_t block_size,
-                                                             std::int32_t elem_bytes) {
-  StaticDecodeGeometry g{};
-  g.warp_size = warp_size;
-  g.num_threads = num_threads;
-  g.num_warps = num_threads / warp_size;
-  g.thread_group_size = warp_size / block_size > 1 ? warp_size / block_size : 1;
-  const std::int32_t vs = 16 / (g.thread_group_size * elem_bytes);
-  g.vec_size = vs > 1 ? vs : 1;
-  g.dims_per_step = g.thread_group_size * g.vec_size;
-  g.v_vec_size = 16 / elem_bytes < block_size ? 16 / elem_bytes : block_size;
-  g.v_vecs_per_row = block_size / g.v_vec_size;
-  g.rows_per_iter = warp_size / g.v_vecs_per_row;
-  return g;
-}
-
 }  // namespace pao::cuda

@@ -41,10 +41,6 @@ Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& params, std::
 /// scalars, grid limits) and sizes the launch from the plan.
 Status make_decode_launch(const DecodeParams& params, const DecodePlan& plan, DecodeLaunch& launch);
 
-/// The geometry the kernels are instantiated with (static_decode_geometry) against the oracle's
-/// DecodeGeometry::make for the same block size and dtype. Fails naming the first field that differs.
-Status check_geometry(std::int32_t block_size, DType dtype);
-
 /// n consecutive dims starting at any multiple of n are contiguous and n-element aligned, for
 /// every (block, head, token) of the layout, given the cache's base address.
 bool dims_vectorizable(const PagedCacheLayout& layout, std::int32_t n, const void* base,
