@@ -8,6 +8,7 @@
 
 #include "decode_exact_fused.hpp"
 #include "decode_partition.hpp"
+#include "exp_f64.hpp"
 #include "kv_tile.hpp"
 #include "simd.hpp"
 
@@ -106,10 +107,13 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
     double m = -std::numeric_limits<double>::infinity();
     for (std::int32_t i = 0; i < n; ++i) m = std::max(m, lg[i]);
     double l = 0.0;
-    if (m != -std::numeric_limits<double>::infinity())
-      for (std::int32_t i = 0; i < n; ++i) l += (lg[i] = std::exp(lg[i] - m));
-    else
+    if (m != -std::numeric_limits<double>::infinity()) {
+      for (std::int32_t i = 0; i < n; ++i) lg[i] -= m;
+      exp_f64_n(lg, lg, n);
+      l = sum_in_8_lanes(lg, n);
+    } else {
       std::fill(lg, lg + n, 0.0);
+    }
     r.max_logit[g] = m;
     r.exp_sum[g] = l;
   }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "exp_f64.hpp"
 #include "pao/kernel_math.hpp"
 
 namespace pao::detail {
@@ -21,7 +22,7 @@ void reduce_exact(const double* tmp, const double* max_logits, const double* exp
   double total = 0.0;
   for (std::int32_t j = 0; j < num_partitions; ++j) {
     if (!(exp_sums[j] > 0)) continue;
-    const double w = exp_sums[j] * std::exp(max_logits[j] - m);
+    const double w = exp_sums[j] * exp_f64(max_logits[j] - m);
     total += w;
     for (std::int32_t d = 0; d < hs; ++d) out[d] += w * tmp[static_cast<std::size_t>(j) * hs + d];
   }

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "exp_f64.hpp"
 #include "kv_tile.hpp"
 #include "pao/element.hpp"
 #include "pao/kernel_math.hpp"
@@ -201,7 +202,8 @@ void run_cta(const PrefixProblem& p, const PrefixCta& cta, T* out) {
             for (std::int32_t j = j0[b]; j < j1[b]; ++j) z[j] = z[j] - m_new[b];
             kernel_exp_n(z + j0[b], z + j0[b], j1[b] - j0[b]);
           } else {
-            for (std::int32_t j = j0[b]; j < j1[b]; ++j) z[j] = std::exp(z[j] - m_new[b]);
+            for (std::int32_t j = j0[b]; j < j1[b]; ++j) z[j] = z[j] - m_new[b];
+            exp_f64_n(z + j0[b], z + j0[b], j1[b] - j0[b]);
           }
         }
         // l_tile: each row's p summed in token order, eight rows' chains interleaved. Over the
@@ -239,7 +241,7 @@ void run_cta(const PrefixProblem& p, const PrefixCta& cta, T* out) {
           if constexpr (kKernel<T>)
             alpha = m[r] == neg_inf ? 0.0f : kernel_exp(m[r] - m_new[b]);
           else
-            alpha = m[r] == neg_inf ? 0.0 : std::exp(m[r] - m_new[b]);
+            alpha = m[r] == neg_inf ? 0.0 : exp_f64(m[r] - m_new[b]);
           T* a = acc.data() + r * hs;
           if (alpha != T(1))  // x * 1 == x, bit for bit
             for (std::int32_t d = 0; d < hs; ++d) a[d] = a[d] * alpha;

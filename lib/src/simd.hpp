@@ -3,6 +3,7 @@
 // compiler targets: only speed does.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 
 #if defined(__AVX512F__) || defined(__FMA__)
@@ -58,6 +59,17 @@ inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
 template <typename V, typename T>
 inline V splat(T x) {
   return x - V{};
+}
+
+/// Σ x[i]: element i added into lane i % 8 in index order, then the lanes summed from lane 0.
+inline double sum_in_8_lanes(const double* x, std::int64_t n) {
+  f64x8 lanes = {};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) lanes += load_vec<f64x8>(x + i);
+  for (std::int64_t j = 0; i + j < n; ++j) lanes[j] += x[i + j];
+  double sum = 0.0;
+  for (int j = 0; j < 8; ++j) sum += lanes[j];
+  return sum;
 }
 
 }  // namespace pao::detail
