@@ -1,6 +1,6 @@
 // AVX-512 helpers of the tile loaders (kv_tile.cpp) and the fused decode loops
-// (decode_*_fused.cpp): exact widening loads of stored f32 / f16 / bf16 elements, and a 16 x 16
-// float transpose in registers.
+// (decode_*_fused.cpp): exact widening loads of stored f32 / f16 / bf16 elements, and 16 x 16
+// float and 8 x 8 double transposes in registers.
 #pragma once
 
 #include "pao/x86_intrinsics.hpp"
@@ -62,6 +62,25 @@ inline void transpose16x16(__m512 (&r)[16]) {
     t[12 + k] = _mm512_shuffle_f32x4(w1, w3, 0xDD);
   }
   for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
+/// r[i] holds row i on entry and column i on exit (8 x 8 doubles).
+inline void transpose8x8(__m512d (&r)[8]) {
+  __m512d t[8], u[8];
+  for (int i = 0; i < 4; ++i) {  // per 128-bit lane: a_{2i,j} a_{2i+1,j}, j even (t[2i]) or odd
+    t[2 * i] = _mm512_unpacklo_pd(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_pd(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h)  // rows 4h..4h+3
+    for (int k = 0; k < 2; ++k) {
+      u[4 * h + k] = _mm512_shuffle_f64x2(t[4 * h + k], t[4 * h + 2 + k], 0x88);
+      u[4 * h + 2 + k] = _mm512_shuffle_f64x2(t[4 * h + k], t[4 * h + 2 + k], 0xDD);
+    }
+  // u[4h + 0]: columns 0, 4; u[4h + 1]: 1, 5; u[4h + 2]: 2, 6; u[4h + 3]: 3, 7 (rows 4h..4h+3).
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm512_shuffle_f64x2(u[k], u[4 + k], 0x88);
+    r[4 + k] = _mm512_shuffle_f64x2(u[k], u[4 + k], 0xDD);
+  }
 }
 
 }  // namespace pao::detail

@@ -3,7 +3,7 @@
 // Q·K: chunk c of the key block holds 8 contiguous dims of each token, one fp64 register after
 // widening; chunk c feeds the general loop's chain c % 2 (it steps 16 dims in two 8-lane
 // chains). The two chains are added lane-wise and the 8 lanes summed left to right, the lanes of
-// 8 tokens at once (a gather per lane).
+// 8 tokens at once (an 8 x 8 transpose).
 // P·V: row d of the value block holds the block's tokens contiguously; 8 tokens per register,
 // each register's fma adds token t into lane t % 8 of acc[g][d], in token order.
 #include "decode_exact_fused.hpp"
@@ -59,12 +59,14 @@ void qk_all_heads(const std::byte* key, std::int32_t hs, std::int32_t bs, std::i
   for_head_groups(G, [&](int h, auto n) {
     qk_parts<dt, decltype(n)::value>(key, hs, bs, q + h * q_stride, parts + h * p_stride);
   });
-  const __m256i rows = _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56);
   for (std::int32_t g = 0; g < G; ++g)
     for (std::int32_t t0 = 0; t0 < bs; t0 += 8) {
       const double* p = parts + static_cast<std::size_t>(g) * p_stride + static_cast<std::size_t>(t0) * 8;
+      __m512d lanes[8];  // token t0 + i's lanes, then lane i of the 8 tokens
+      for (int i = 0; i < 8; ++i) lanes[i] = _mm512_loadu_pd(p + i * 8);
+      transpose8x8(lanes);
       __m512d dot = _mm512_setzero_pd();
-      for (int lane = 0; lane < 8; ++lane) dot = _mm512_add_pd(dot, _mm512_i32gather_pd(rows, p + lane, 8));
+      for (int lane = 0; lane < 8; ++lane) dot = _mm512_add_pd(dot, lanes[lane]);
       _mm512_storeu_pd(out + g * out_stride + t0, dot);
     }
 }
