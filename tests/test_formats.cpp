@@ -509,7 +509,12 @@ TEST_CASE("element: bulk encoders agree with the scalar encoders") {
   for (const Spec& s : kAll) {
     for (std::uint32_t c = 0; c + 1 < max_finite_code(s); c += 7) {
       xs.push_back(static_cast<float>((ref_value(s, c) + ref_value(s, c + 1)) / 2));
-      ds.push_back((ref_value(s, c) + ref_value(s, c + 1)) / 2);
+      const double mid = (ref_value(s, c) + ref_value(s, c + 1)) / 2;
+      // The midpoint and its neighbours one double ulp away: a sticky bit beyond float's reach.
+      for (double d : {mid, std::nextafter(mid, -HUGE_VAL), std::nextafter(mid, HUGE_VAL)}) {
+        ds.push_back(d);
+        ds.push_back(-d);
+      }
     }
   }
   xs.push_back(std::numeric_limits<float>::infinity());

@@ -52,7 +52,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   // by vLLM, dim-major [dim][token], accumulated elementwise into acc[g][dim][token] and summed
   // over tokens once at the end (fp64: the order of these sums is immaterial at 1e-12).
   thread_local std::vector<double> q, k_tile, v_tile, logits, acc;
-  q.assign(static_cast<std::size_t>(G) * hs, 0.0);
+  q.resize(static_cast<std::size_t>(G) * hs);
   k_tile.resize(static_cast<std::size_t>(bs) * hs);
   v_tile.resize(static_cast<std::size_t>(hs) * bs);
   logits.resize(static_cast<std::size_t>(G) * n);
@@ -62,15 +62,17 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   // lies a multiple of 4 KiB from a recent store of another head's only 16 or more rows apart, so
   // it does not wait on it (4K aliasing).
   const std::size_t acc_stride = static_cast<std::size_t>(hs) * (lanes_fit ? kLanes : bs) + 128;
-  acc.assign(static_cast<std::size_t>(G) * acc_stride, 0.0);
-  for (std::int32_t g = 0; g < G; ++g)
-    for (std::int32_t d = 0; d < hs; ++d)
-      q[static_cast<std::size_t>(g) * hs + d] = p.query.at({task.seq, task.kv_head * G + g, d});
+  p.load_query_rows(task.seq, task.kv_head * G, G, q.data());
 
 
   // Whole blocks of the common layouts take the fused loops; the rest takes the general ones.
   std::optional<FusedExactBlocks> fused;
   if (fused_exact_supported(p)) fused.emplace(p, q.data(), G);
+  // The fused P·V sets every accumulator it owns (rows [0, hs) of each head); otherwise they start at 0.
+  if (fused)
+    acc.resize(static_cast<std::size_t>(G) * acc_stride);
+  else
+    acc.assign(static_cast<std::size_t>(G) * acc_stride, 0.0);
   const std::size_t es = dtype_size(kv.cache_dtype);
 
   // Pass 1: logits.

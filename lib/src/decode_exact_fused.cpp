@@ -75,7 +75,7 @@ void qk_all_heads(const std::byte* key, std::int32_t hs, std::int32_t bs, std::i
 /// row d adds its two 8-token fmas into acc[g][d], lower tokens first.
 template <DType dt, int GN>
 void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, std::int32_t bs,
-              const double* w, std::int64_t w_stride, double* acc, std::size_t acc_stride) {
+              const double* w, std::int64_t w_stride, bool first_block, double* acc, std::size_t acc_stride) {
   constexpr std::size_t es = dtype_size(dt);
   for (std::int32_t t0 = 0; t0 < bs; t0 += 16) {
     __m512d w_lo[GN], w_hi[GN];
@@ -88,7 +88,8 @@ void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, 
       const __m512d lo = load8_f64<dt>(row), hi = load8_f64<dt>(row + 8 * es);
       for (int g = 0; g < GN; ++g) {
         double* a = acc + g * acc_stride + static_cast<std::size_t>(d) * 8;
-        _mm512_storeu_pd(a, _mm512_fmadd_pd(w_hi[g], hi, _mm512_fmadd_pd(w_lo[g], lo, _mm512_loadu_pd(a))));
+        const __m512d sum = first_block && t0 == 0 ? _mm512_setzero_pd() : _mm512_loadu_pd(a);
+        _mm512_storeu_pd(a, _mm512_fmadd_pd(w_hi[g], hi, _mm512_fmadd_pd(w_lo[g], lo, sum)));
       }
     }
   }
@@ -107,12 +108,14 @@ void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_bl
   auto slice = [&](std::int32_t b) {
     return kv.value_data + kv.value_layout.offset(table[b], task.kv_head, 0, 0) * es;
   };
+  if (num_blocks == 0)
+    for (std::int32_t g = 0; g < G; ++g) std::fill_n(acc + g * acc_stride, static_cast<std::size_t>(hs) * 8, 0.0);
   for (std::int32_t d0 = 0; d0 < hs; d0 += kRows) {
     const std::int32_t d1 = std::min(hs, d0 + kRows);
     for (std::int32_t b = 0; b < num_blocks; ++b) {
       const double* wb = w + static_cast<std::size_t>(b) * bs;
       for_head_groups(G, [&](int h, auto n) {
-        pv_heads<dt, decltype(n)::value>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride,
+        pv_heads<dt, decltype(n)::value>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, b == 0,
                                          acc + h * acc_stride, acc_stride);
       });
     }

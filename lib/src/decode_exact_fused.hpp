@@ -28,8 +28,9 @@ class FusedExactBlocks {
   void qk(const std::byte* key_slice, double* out, std::int64_t out_stride);
 
   /// For the first `num_blocks` blocks of the partition (whole blocks), in block order:
-  /// acc[g * acc_stride + d * 8 + lane] += w[g * w_stride + t] * V[d][t] for the partition's
-  /// token t in lane t % 8, the tokens in order.
+  /// acc[g * acc_stride + d * 8 + lane] = Σ w[g * w_stride + t] * V[d][t] over the partition's
+  /// tokens t in lane t % 8, an fma chain from +0 in token order (every d < head_size and lane is
+  /// set, to 0 when num_blocks is 0).
   void pv(const PartitionTask& task, std::int32_t num_blocks, const double* w, std::int64_t w_stride,
           double* acc, std::size_t acc_stride) const;
 

@@ -149,9 +149,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   pv_acc.assign(static_cast<std::size_t>(G) * NW * NVR * row_stride, 0.0f);
   pv_tmp.resize(static_cast<std::size_t>(3) * hs);
   partial.resize(static_cast<std::size_t>(NT));
-  for (std::int32_t g = 0; g < G; ++g)
-    for (std::int32_t d = 0; d < hs; ++d)
-      q[static_cast<std::size_t>(g) * hs + d] = static_cast<float>(p.query.at({task.seq, task.kv_head * G + g, d}));
+  p.load_query_rows(task.seq, task.kv_head * G, G, q.data());
 
   const std::int32_t first_block = task.token_begin / bs;
   const float k_scale = kv.k_scales[static_cast<std::size_t>(task.kv_head)];

@@ -162,6 +162,31 @@ void encode_f32_to_f16(const float* src, void* dst, std::size_t n) {
   for (; i < n; ++i) store(d, i, encode_f16_from_f32(src[i]));
 }
 
+// f64 -> f16 through a float rounded to odd: the value truncated to float, its last bit set when
+// that was inexact. A float keeps 13 more bits than f16, so the RNE conversion of that float to
+// f16 equals the direct rounding of the double (rounding to odd first is innocuous with two or
+// more extra bits), overflow and the f16 subnormals included. NaN blocks take the scalar path.
+void encode_f64_to_f16(const double* src, void* dst, std::size_t n) {
+  auto* d = static_cast<unsigned char*>(dst);
+  std::size_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 8 <= n; i += 8) {
+    const __m512d x = _mm512_loadu_pd(src + i);
+    if (_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q) != 0) {
+      for (std::size_t j = i; j < i + 8; ++j) store(d, j, encode_f16(src[j]));
+      continue;
+    }
+    const __m256 truncated = _mm512_cvt_roundpd_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(truncated), x, _CMP_NEQ_OQ);
+    const __m256i bits = _mm256_castps_si256(truncated);
+    const __m256i odd = _mm256_mask_or_epi32(bits, inexact, bits, _mm256_set1_epi32(1));
+    const __m128i h = _mm256_cvtps_ph(_mm256_castsi256_ps(odd), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), h);
+  }
+#endif
+  for (; i < n; ++i) store(d, i, encode_f16(src[i]));
+}
+
 }  // namespace
 
 double decode_element(DType t, const void* p) {
@@ -333,7 +358,7 @@ void encode_from_f64(DType t, const double* src, void* dst, std::size_t n) {
       for (std::size_t i = 0; i < n; ++i) store(dst, i, static_cast<float>(src[i]));
       return;
     case DType::f16:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_f16(src[i]));
+      encode_f64_to_f16(src, dst, n);
       return;
     case DType::bf16:
       for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_bf16(src[i]));
