@@ -96,7 +96,8 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
       for (std::int32_t t = 0; t < nt; ++t) lg[t] = scale * lg[t];
       if (sc.soft_cap > 0)
         for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.soft_cap * std::tanh(lg[t] / sc.soft_cap);
-      for (std::int32_t t = 0; t < nt; ++t) lg[t] += slope * (t0 + t - seq_len + 1);
+      if (!sc.alibi_slopes.empty())
+        for (std::int32_t t = 0; t < nt; ++t) lg[t] += slope * (t0 + t - seq_len + 1);
       if (sc.sliding_window > 0)
         for (std::int32_t t = 0; t < nt; ++t)
           if (!in_window(query_pos, t0 + t, sc.sliding_window)) lg[t] = -std::numeric_limits<double>::infinity();
@@ -106,8 +107,7 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   // Softmax statistics.
   for (std::int32_t g = 0; g < G; ++g) {
     double* lg = logits.data() + static_cast<std::size_t>(g) * n;
-    double m = -std::numeric_limits<double>::infinity();
-    for (std::int32_t i = 0; i < n; ++i) m = std::max(m, lg[i]);
+    const double m = max_in_8_lanes(lg, n);
     double l = 0.0;
     if (m != -std::numeric_limits<double>::infinity()) {
       for (std::int32_t i = 0; i < n; ++i) lg[i] -= m;

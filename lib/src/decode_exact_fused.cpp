@@ -32,19 +32,20 @@ void qk_parts(const std::byte* key, std::int32_t hs, std::int32_t bs, const doub
     __m512d even[2][GN], odd[2][GN];
     for (int j = 0; j < 2; ++j)
       for (int g = 0; g < GN; ++g) even[j][g] = odd[j][g] = _mm512_setzero_pd();
-    for (std::int32_t c = 0; c < chunks; ++c) {
+    auto step = [&](std::int32_t c, __m512d(&chain)[2][GN]) {
       const std::byte* kc = key + (static_cast<std::size_t>(c) * bs + t) * 8 * es;
       const __m512d k[2] = {load8_f64<dt>(kc), load8_f64<dt>(kc + 8 * es)};
       for (int g = 0; g < GN; ++g) {
         const __m512d qc = _mm512_loadu_pd(q + static_cast<std::size_t>(g) * hs + c * 8);
-        for (int j = 0; j < 2; ++j) {
-          if (c % 2 == 0)
-            even[j][g] = _mm512_fmadd_pd(qc, k[j], even[j][g]);
-          else
-            odd[j][g] = _mm512_fmadd_pd(qc, k[j], odd[j][g]);
-        }
+        for (int j = 0; j < 2; ++j) chain[j][g] = _mm512_fmadd_pd(qc, k[j], chain[j][g]);
       }
+    };
+    std::int32_t c = 0;
+    for (; c + 2 <= chunks; c += 2) {
+      step(c, even);
+      step(c + 1, odd);
     }
+    if (c < chunks) step(c, even);
     for (int j = 0; j < 2; ++j)
       for (int g = 0; g < GN; ++g)
         _mm512_storeu_pd(parts + (static_cast<std::size_t>(g) * bs + t + j) * 8,

@@ -72,4 +72,19 @@ inline double sum_in_8_lanes(const double* x, std::int64_t n) {
   return sum;
 }
 
+/// The largest of x[0..n) that is not NaN (-inf if none): std::max's rule, lane by lane.
+inline double max_in_8_lanes(const double* x, std::int64_t n) {
+  constexpr double kNegInf = -__builtin_inf();
+  f64x8 lanes = splat<f64x8>(kNegInf);
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const f64x8 v = load_vec<f64x8>(x + i);
+    lanes = lanes < v ? v : lanes;
+  }
+  double m = kNegInf;
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  for (int j = 0; j < 8; ++j) m = m < lanes[j] ? lanes[j] : m;
+  return m;
+}
+
 }  // namespace pao::detail
