@@ -1,12 +1,13 @@
 // AVX-512 helpers of the tile loaders (kv_tile.cpp) and the fused decode loops
-// (decode_*_fused.cpp): exact widening loads of stored f32 / f16 / bf16 elements, and 16 x 16
-// float and 8 x 8 double transposes in registers.
+// (decode_*_fused.cpp): exact widening loads of stored f32 / f16 / bf16 elements, and 16 x 16,
+// 16 x 8 float and 8 x 8 double transposes in registers.
 #pragma once
 
 #include "pao/x86_intrinsics.hpp"
 
 #if defined(__AVX512F__)
 #include <cstddef>
+#include <cstdint>
 
 #include "pao/dtype.hpp"
 
@@ -62,6 +63,55 @@ inline void transpose16x16(__m512 (&r)[16]) {
     t[12 + k] = _mm512_shuffle_f32x4(w1, w3, 0xDD);
   }
   for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
+namespace transpose16x8_detail {
+/// Permute indices of the three rounds (lane -> source lane of the register pair, 16 + = second).
+struct Indices {
+  alignas(64) std::int32_t round1[2][16], round2[2][16], round3[2][16];
+};
+constexpr Indices make_indices() {
+  Indices x{};
+  for (int k = 0; k < 2; ++k)
+    for (int lane = 0; lane < 16; ++lane) {
+      // Round 1: lane = a * 4 + tt, accumulator 4k + a of token tt (row tt / 2, half tt % 2).
+      x.round1[k][lane] = (lane % 4 / 2) * 16 + (lane % 4 % 2) * 8 + 4 * k + lane / 4;
+      // Round 2: lane = a * 8 + tt, accumulator 2k + a (of the round-1 four) of token tt.
+      x.round2[k][lane] = (lane % 8 / 4) * 16 + (2 * k + lane / 8) * 4 + lane % 8 % 4;
+      // Round 3: lane = token t, accumulator k (of the round-2 two).
+      x.round3[k][lane] = (lane / 8) * 16 + k * 8 + lane % 8;
+    }
+  return x;
+}
+inline constexpr Indices kIndices = make_indices();
+}  // namespace transpose16x8_detail
+
+/// cols[a] = {x[t][a] for t in 0..15} from x = [16][8] floats (rows of 8 accumulators), in
+/// three rounds of two-register permutes: each round doubles the tokens a register holds and
+/// halves its accumulators (lane = accumulator * tokens + token within the register).
+inline void transpose16x8(const float* x, __m512 (&cols)[8]) {
+  using transpose16x8_detail::kIndices;
+  // Round 1: rows 2i, 2i+1 (tokens 4i..4i+3) -> 4 tokens x accumulators 4h..4h+3.
+  __m512 s[4][2];
+  for (int h = 0; h < 2; ++h) {
+    const __m512i idx = _mm512_load_si512(kIndices.round1[h]);
+    for (int i = 0; i < 4; ++i)
+      s[i][h] = _mm512_permutex2var_ps(_mm512_loadu_ps(x + 32 * i), idx, _mm512_loadu_ps(x + 32 * i + 16));
+  }
+  // Round 2: 8 tokens x accumulators 4h + 2q, 4h + 2q + 1.
+  __m512 u[2][2][2];
+  for (int q = 0; q < 2; ++q) {
+    const __m512i idx = _mm512_load_si512(kIndices.round2[q]);
+    for (int j = 0; j < 2; ++j)
+      for (int h = 0; h < 2; ++h) u[j][h][q] = _mm512_permutex2var_ps(s[2 * j][h], idx, s[2 * j + 1][h]);
+  }
+  // Round 3: 16 tokens x one accumulator.
+  for (int a = 0; a < 2; ++a) {
+    const __m512i idx = _mm512_load_si512(kIndices.round3[a]);
+    for (int h = 0; h < 2; ++h)
+      for (int q = 0; q < 2; ++q)
+        cols[4 * h + 2 * q + a] = _mm512_permutex2var_ps(u[0][h][q], idx, u[1][h][q]);
+  }
 }
 
 /// r[i] holds row i on entry and column i on exit (8 x 8 doubles).

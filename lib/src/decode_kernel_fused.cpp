@@ -89,11 +89,21 @@ __m512 reduce_tokens(const DecodeGeometry& geo, const float* dots) {
   const __m512i index = _mm512_mullo_epi32(
       _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(A));
   __m512 sums[16];
-  for (std::int32_t o = 0; o < geo.thread_group_size; ++o) {
-    __m512 s = _mm512_i32gather_ps(index, dots + o * vs, 4);
-    for (std::int32_t l = 1; l < vs; ++l)
-      s = _mm512_add_ps(s, _mm512_i32gather_ps(index, dots + o * vs + l, 4));
-    sums[o] = s;
+  if (A == 8) {  // f16 / bf16: a register transpose instead of gathers
+    __m512 cols[8];
+    transpose16x8(dots, cols);
+    for (std::int32_t o = 0; o < geo.thread_group_size; ++o) {
+      __m512 s = cols[o * vs];
+      for (std::int32_t l = 1; l < vs; ++l) s = _mm512_add_ps(s, cols[o * vs + l]);
+      sums[o] = s;
+    }
+  } else {
+    for (std::int32_t o = 0; o < geo.thread_group_size; ++o) {
+      __m512 s = _mm512_i32gather_ps(index, dots + o * vs, 4);
+      for (std::int32_t l = 1; l < vs; ++l)
+        s = _mm512_add_ps(s, _mm512_i32gather_ps(index, dots + o * vs + l, 4));
+      sums[o] = s;
+    }
   }
   for (std::int32_t mask = geo.thread_group_size / 2; mask >= 1; mask /= 2)
     for (std::int32_t i = 0; i < mask; ++i) sums[i] = _mm512_add_ps(sums[i], sums[i + mask]);
