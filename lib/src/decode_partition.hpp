@@ -41,11 +41,12 @@ enum class CacheSide { key, value };
 /// fn(logical_block, first_token, num_tokens, physical_block). A paged cache's blocks are
 /// scattered, so hardware prefetchers cannot guess the next one; the walk prefetches instead:
 /// the K walk asks for K blocks kPrefetchDistance ahead and, for the V walk that follows, for the
-/// V block of the same index (to L2: a partition's V blocks fit there); the V walk moves them on
-/// to L1. An empty token range walks nothing.
+/// V block of the same index (to L2: a partition's V blocks fit there), and moves the K block
+/// kL1Distance ahead on to L1 (exact decode: 0.118 -> 0.108 s in pao-bench's case); the V walk
+/// moves V blocks to L1 kPrefetchDistance ahead. An empty token range walks nothing.
 template <typename Fn>
 void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side, Fn fn) {
-  constexpr std::int32_t kPrefetchDistance = 4;
+  constexpr std::int32_t kPrefetchDistance = 4, kL1Distance = 2;
   if (task.token_begin >= task.token_end) return;
   const std::int32_t bs = kv.block_size, hs = kv.head_size;
   const std::int32_t* table = kv.block_table(task.seq);
@@ -59,7 +60,10 @@ void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side
     for (std::int32_t b = first; b < first + kPrefetchDistance && b <= last; ++b) prefetch(true, b, PrefetchTo::l2);
   for (std::int32_t b = first; b <= last; ++b) {
     if (b + kPrefetchDistance <= last) prefetch(key, b + kPrefetchDistance, key ? PrefetchTo::l2 : PrefetchTo::l1);
-    if (key) prefetch(false, b, PrefetchTo::l2);
+    if (key) {
+      prefetch(false, b, PrefetchTo::l2);
+      if (b + kL1Distance <= last) prefetch(true, b + kL1Distance, PrefetchTo::l1);
+    }
     const std::int32_t t0 = b * bs;
     fn(b, t0, std::min(bs, task.token_end - t0), table[b]);
   }
