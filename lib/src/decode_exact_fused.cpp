@@ -114,6 +114,11 @@ void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_bl
   for (std::int32_t d0 = 0; d0 < hs; d0 += kRows) {
     const std::int32_t d1 = std::min(hs, d0 + kRows);
     for (std::int32_t b = 0; b < num_blocks; ++b) {
+      if (b + 2 < num_blocks) {  // this run's rows of the block two ahead, into L1
+        const char* rows = reinterpret_cast<const char*>(slice(b + 2) + static_cast<std::size_t>(d0) * bs * es);
+        for (std::size_t line = 0; line < static_cast<std::size_t>(d1 - d0) * bs * es; line += 64)
+          _mm_prefetch(rows + line, _MM_HINT_T0);
+      }
       const double* wb = w + static_cast<std::size_t>(b) * bs;
       for_head_groups(G, [&](int h, auto n) {
         pv_heads<dt, decltype(n)::value>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, b == 0,
