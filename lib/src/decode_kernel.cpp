@@ -22,6 +22,38 @@ namespace pao::detail {
 
 namespace {
 
+/// The kernel's qk_max: fmaxf over the visible logits (not -inf) from -FLT_MAX, so NaN never
+/// wins; any_visible: some logit is not -inf. Sixteen lanes, then the lanes; fmaxf's order only
+/// shows in the sign of a zero maximum, which the sequential loop then decides.
+float visible_max(const float* lg, std::int32_t n, bool& any_visible) {
+  using i32x16 = std::int32_t __attribute__((vector_size(64)));
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  f32x16 lanes = splat<f32x16>(-FLT_MAX);
+  i32x16 visible = {};  // lane j: -1 once one of its logits is not -inf (NaN included)
+  std::int32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const f32x16 v = load_vec<f32x16>(lg + i);
+    lanes = v > lanes ? v : lanes;
+    visible |= v != splat<f32x16>(kNegInf);
+  }
+  float m = -FLT_MAX;
+  any_visible = false;
+  for (std::int32_t j = 0; j < 16; ++j) {
+    m = lanes[j] > m ? lanes[j] : m;
+    any_visible = any_visible || visible[j] != 0;
+  }
+  for (; i < n; ++i) {
+    m = lg[i] > m ? lg[i] : m;
+    any_visible = any_visible || lg[i] != kNegInf;
+  }
+  if (m == 0.0f) {  // +0 or -0: the first zero that fmaxf keeps
+    m = -FLT_MAX;
+    for (std::int32_t k = 0; k < n; ++k)
+      if (lg[k] != kNegInf) m = std::fmax(m, lg[k]);
+  }
+  return m;
+}
+
 /// Q·K of one head against one block, for all tokens at once (each token's arithmetic is the
 /// same tree, so the loops run across tokens). k_tile is [dim][token] with `bs` columns.
 /// Per token: accumulator a (= dim % dims_per_step) starts with a product and adds the later
@@ -191,13 +223,8 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   lanes.resize(static_cast<std::size_t>(std::max(W, NW)));
   for (std::int32_t g = 0; g < G; ++g) {
     float* lg = logits.data() + static_cast<std::size_t>(g) * n;
-    float qk_max = -FLT_MAX;
     bool any_visible = false;
-    for (std::int32_t i = 0; i < n; ++i) {
-      if (lg[i] == neg_inf) continue;
-      qk_max = std::fmax(qk_max, lg[i]);
-      any_visible = true;
-    }
+    const float qk_max = visible_max(lg, n, any_visible);
     for (std::int32_t i = 0; i < n; ++i) lg[i] = lg[i] - qk_max;
     kernel_exp_n(lg, lg, n);
     // Thread t sums tokens t, t + NT, ...: a row of NT tokens at a time, lanes = threads.
