@@ -11,6 +11,7 @@
 #include "exp_f64.hpp"
 #include "kv_tile.hpp"
 #include "simd.hpp"
+#include "view_row.hpp"
 
 namespace pao::detail {
 
@@ -62,7 +63,8 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   // lies a multiple of 4 KiB from a recent store of another head's only 16 or more rows apart, so
   // it does not wait on it (4K aliasing).
   const std::size_t acc_stride = static_cast<std::size_t>(hs) * (lanes_fit ? kLanes : bs) + 128;
-  p.load_query_rows(task.seq, task.kv_head * G, G, q.data());
+  for (std::int32_t g = 0; g < G; ++g)
+    read_row(p.query, task.seq, task.kv_head * G + g, hs, q.data() + static_cast<std::size_t>(g) * hs);
 
 
   // Whole blocks of the common layouts take the fused loops; the rest takes the general ones.

@@ -14,6 +14,7 @@
 #include "kv_tile.hpp"
 #include "prefix_tile_math.hpp"  // kernel_exp_n
 #include "simd.hpp"
+#include "view_row.hpp"
 #include "pao/error.hpp"
 #include "pao/formats.hpp"
 #include "pao/kernel_math.hpp"
@@ -181,7 +182,8 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   pv_acc.assign(static_cast<std::size_t>(G) * NW * NVR * row_stride, 0.0f);
   pv_tmp.resize(static_cast<std::size_t>(3) * hs);
   partial.resize(static_cast<std::size_t>(NT));
-  p.load_query_rows(task.seq, task.kv_head * G, G, q.data());
+  for (std::int32_t g = 0; g < G; ++g)
+    read_row(p.query, task.seq, task.kv_head * G + g, hs, q.data() + static_cast<std::size_t>(g) * hs);
 
   const std::int32_t first_block = task.token_begin / bs;
   const float k_scale = kv.k_scales[static_cast<std::size_t>(task.kv_head)];

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "pao/element.hpp"
 #include "pao/error.hpp"
 
 namespace pao::detail {
@@ -47,36 +46,6 @@ DecodeProblem make_decode_problem(const DecodeArgs& args) {
   p.max_seq_len = args.max_seq_len > 0 ? args.max_seq_len : longest;
   p.scalars = make_scalars(args.options, p.num_heads, p.head_size);
   return p;
-}
-
-namespace {
-
-template <typename T, typename DecodeRow>
-void load_rows(const TensorView& q, std::int32_t seq, std::int32_t first_head, std::int32_t n, std::int32_t hs,
-               T* dst, DecodeRow decode_row) {
-  const std::size_t es = dtype_size(q.dtype);
-  for (std::int32_t g = 0; g < n; ++g) {
-    T* row = dst + static_cast<std::size_t>(g) * hs;
-    if (q.strides[2] == 1) {
-      decode_row(q.bytes() + q.offset({seq, first_head + g, 0}) * es, row);
-    } else {
-      for (std::int32_t d = 0; d < hs; ++d) row[d] = static_cast<T>(q.at({seq, first_head + g, d}));
-    }
-  }
-}
-
-}  // namespace
-
-void DecodeProblem::load_query_rows(std::int32_t seq, std::int32_t first_head, std::int32_t n, double* dst) const {
-  load_rows(query, seq, first_head, n, head_size, dst, [&](const std::byte* src, double* row) {
-    decode_to_f64(dtype, src, row, static_cast<std::size_t>(head_size));
-  });
-}
-
-void DecodeProblem::load_query_rows(std::int32_t seq, std::int32_t first_head, std::int32_t n, float* dst) const {
-  load_rows(query, seq, first_head, n, head_size, dst, [&](const std::byte* src, float* row) {
-    decode_to_f32(dtype, src, row, static_cast<std::size_t>(head_size));
-  });
 }
 
 }  // namespace pao::detail

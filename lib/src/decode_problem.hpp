@@ -21,11 +21,6 @@ struct DecodeProblem {
 
   std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
   DecodeShape shape(std::int32_t partition_size, const KernelConfig& config) const;
-
-  /// The query rows of heads [first_head, first_head + n) of sequence `seq`, decoded
-  /// (exactly) into dst[n][head_size].
-  void load_query_rows(std::int32_t seq, std::int32_t first_head, std::int32_t n, double* dst) const;
-  void load_query_rows(std::int32_t seq, std::int32_t first_head, std::int32_t n, float* dst) const;
 };
 
 /// Checks every tensor of `args` and builds the problem. Throws pao::Error naming the tensor,

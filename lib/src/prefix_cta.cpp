@@ -20,6 +20,7 @@
 #include "pao/element.hpp"
 #include "pao/kernel_math.hpp"
 #include "prefix_tile_math.hpp"
+#include "view_row.hpp"
 
 namespace pao::detail {
 
@@ -27,23 +28,6 @@ namespace {
 
 template <typename T>
 constexpr bool kKernel = std::is_same_v<T, float>;
-
-/// Row (token, head, :) of a [tokens, heads, head_size] view, as T (exact: every activation dtype
-/// is a float, and every float a double).
-template <typename T>
-void read_row(const TensorView& t, std::int64_t token, std::int64_t head, std::int32_t head_size, T* dst) {
-  const auto es = static_cast<std::int64_t>(dtype_size(t.dtype));
-  const std::byte* base = t.bytes() + t.offset({token, head, 0}) * es;
-  if (t.strides[2] == 1) {
-    if constexpr (kKernel<T>)
-      decode_to_f32(t.dtype, base, dst, static_cast<std::size_t>(head_size));
-    else
-      decode_to_f64(t.dtype, base, dst, static_cast<std::size_t>(head_size));
-    return;
-  }
-  for (std::int32_t d = 0; d < head_size; ++d)
-    dst[d] = static_cast<T>(decode_element(t.dtype, base + d * t.strides[2] * es));
-}
 
 /// Keys [key_begin, key_begin + num_keys) of the cached context, dequantized as the precision
 /// defines it (kv_tile.hpp), into dst with strides `dest`. A tile may span several blocks and start
