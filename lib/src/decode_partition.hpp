@@ -42,7 +42,7 @@ enum class CacheSide { key, value };
 /// scattered, so hardware prefetchers cannot guess the next one; the walk prefetches instead:
 /// the K walk asks for K blocks kPrefetchDistance ahead and, for the V walk that follows, for the
 /// V block of the same index (to L2: a partition's V blocks fit there), and moves the K block
-/// kL1Distance ahead on to L1 (exact decode: 0.118 -> 0.108 s in pao-bench's case); the V walk
+/// kL1Distance ahead on to L1 (measured faster for pao-bench's exact decode); the V walk
 /// moves V blocks to L1 kPrefetchDistance ahead. An empty token range walks nothing.
 template <typename Fn>
 void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side, Fn fn) {
