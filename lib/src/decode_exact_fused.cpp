@@ -72,57 +72,78 @@ void qk_all_heads(const std::byte* key, std::int32_t hs, std::int32_t bs, std::i
     }
 }
 
-/// P·V of GN heads (GN <= 4), their weights held in registers: for each run of 16 tokens, every
-/// row d adds its two 8-token fmas into acc[g][d], lower tokens first.
-template <DType dt, int GN>
-void pv_heads(const std::byte* value, std::int32_t d_begin, std::int32_t d_end, std::int32_t bs,
-              const double* w, std::int64_t w_stride, bool first_block, double* acc, std::size_t acc_stride) {
-  constexpr std::size_t es = dtype_size(dt);
-  for (std::int32_t t0 = 0; t0 < bs; t0 += 16) {
-    __m512d w_lo[GN], w_hi[GN];
+/// P·V of GN heads (GN <= 4) over R runs of 16 tokens (R <= 2, consecutive in token order;
+/// run r's row d starts at runs[r] + d * row_bytes), the weights held in registers: every row d
+/// adds the runs' 8-token fmas into acc[g][d], lower tokens first. Two runs per pass halve the
+/// accumulators' loads and stores.
+template <DType dt, int GN, int R>
+void pv_heads(const std::byte* const* runs, std::size_t row_bytes, std::int32_t d_begin, std::int32_t d_end,
+              const double* w, std::int64_t w_stride, bool first, double* acc, std::size_t acc_stride) {
+  __m512d wv[R][2][GN];
+  for (int r = 0; r < R; ++r)
     for (int g = 0; g < GN; ++g) {
-      w_lo[g] = _mm512_loadu_pd(w + g * w_stride + t0);
-      w_hi[g] = _mm512_loadu_pd(w + g * w_stride + t0 + 8);
+      wv[r][0][g] = _mm512_loadu_pd(w + g * w_stride + 16 * r);
+      wv[r][1][g] = _mm512_loadu_pd(w + g * w_stride + 16 * r + 8);
     }
-    for (std::int32_t d = d_begin; d < d_end; ++d) {
-      const std::byte* row = value + (static_cast<std::size_t>(d) * bs + t0) * es;
-      const __m512d lo = load8_f64<dt>(row), hi = load8_f64<dt>(row + 8 * es);
-      for (int g = 0; g < GN; ++g) {
-        double* a = acc + g * acc_stride + static_cast<std::size_t>(d) * 8;
-        const __m512d sum = first_block && t0 == 0 ? _mm512_setzero_pd() : _mm512_loadu_pd(a);
-        _mm512_storeu_pd(a, _mm512_fmadd_pd(w_hi[g], hi, _mm512_fmadd_pd(w_lo[g], lo, sum)));
-      }
+  for (std::int32_t d = d_begin; d < d_end; ++d) {
+    __m512d v[R][2];
+    for (int r = 0; r < R; ++r) {
+      const std::byte* row = runs[r] + static_cast<std::size_t>(d) * row_bytes;
+      v[r][0] = load8_f64<dt>(row);
+      v[r][1] = load8_f64<dt>(row + 8 * dtype_size(dt));
+    }
+    for (int g = 0; g < GN; ++g) {
+      double* a = acc + g * acc_stride + static_cast<std::size_t>(d) * 8;
+      __m512d sum = first ? _mm512_setzero_pd() : _mm512_loadu_pd(a);
+      for (int r = 0; r < R; ++r)
+        sum = _mm512_fmadd_pd(wv[r][1][g], v[r][1], _mm512_fmadd_pd(wv[r][0][g], v[r][0], sum));
+      _mm512_storeu_pd(a, sum);
     }
   }
 }
 
 /// P·V of all heads over `num_blocks` whole blocks, in runs of kRows dims: each run's
 /// accumulators (G x kRows x 64 bytes) stay in L1 while the blocks stream by from L2 (where the
-/// K walk prefetched them, decode_partition.hpp).
+/// K walk prefetched them, decode_partition.hpp). The blocks' 16-token runs go two at a time.
 template <DType dt>
 void pv_blocks(const PagedKV& kv, const PartitionTask& task, std::int32_t num_blocks, std::int32_t hs,
                std::int32_t G, const double* w, std::int64_t w_stride, double* acc, std::size_t acc_stride) {
   constexpr std::int32_t kRows = 64;
+  constexpr int kRunsPerPass = 2;
   constexpr std::size_t es = dtype_size(dt);
-  const std::int32_t bs = kv.block_size;
+  const std::int32_t bs = kv.block_size, runs_per_block = bs / 16, num_runs = num_blocks * runs_per_block;
+  const std::size_t row_bytes = static_cast<std::size_t>(bs) * es;
   const std::int32_t* table = kv.block_table(task.seq) + task.token_begin / bs;
   auto slice = [&](std::int32_t b) {
     return kv.value_data + kv.value_layout.offset(table[b], task.kv_head, 0, 0) * es;
   };
+  auto prefetch_rows = [&](std::int32_t b, std::int32_t d0, std::int32_t d1) {
+    const char* rows = reinterpret_cast<const char*>(slice(b) + static_cast<std::size_t>(d0) * row_bytes);
+    for (std::size_t line = 0; line < static_cast<std::size_t>(d1 - d0) * row_bytes; line += 64)
+      _mm_prefetch(rows + line, _MM_HINT_T0);
+  };
   if (num_blocks == 0)
-    for (std::int32_t g = 0; g < G; ++g) std::fill_n(acc + g * acc_stride, static_cast<std::size_t>(hs) * 8, 0.0);
+    for (std::int32_t g = 0; g < G; ++g)
+      std::fill_n(acc + g * acc_stride, static_cast<std::size_t>(hs) * 8, 0.0);
   for (std::int32_t d0 = 0; d0 < hs; d0 += kRows) {
     const std::int32_t d1 = std::min(hs, d0 + kRows);
-    for (std::int32_t b = 0; b < num_blocks; ++b) {
-      if (b + 2 < num_blocks) {  // this run's rows of the block two ahead, into L1
-        const char* rows = reinterpret_cast<const char*>(slice(b + 2) + static_cast<std::size_t>(d0) * bs * es);
-        for (std::size_t line = 0; line < static_cast<std::size_t>(d1 - d0) * bs * es; line += 64)
-          _mm_prefetch(rows + line, _MM_HINT_T0);
+    for (std::int32_t i = 0; i < num_runs; i += kRunsPerPass) {
+      const int R = std::min(kRunsPerPass, num_runs - i);
+      const std::byte* runs[kRunsPerPass];
+      for (int r = 0; r < R; ++r) {
+        const std::int32_t run = i + r, b = run / runs_per_block;
+        runs[r] = slice(b) + static_cast<std::size_t>(run % runs_per_block) * 16 * es;
+        // A run that opens block b moves the rows [d0, d1) of block b + 2 into L1.
+        if (run % runs_per_block == 0 && b + 2 < num_blocks) prefetch_rows(b + 2, d0, d1);
       }
-      const double* wb = w + static_cast<std::size_t>(b) * bs;
+      const double* wi = w + static_cast<std::size_t>(i) * 16;
       for_head_groups(G, [&](int h, auto n) {
-        pv_heads<dt, decltype(n)::value>(slice(b), d0, d1, bs, wb + h * w_stride, w_stride, b == 0,
-                                         acc + h * acc_stride, acc_stride);
+        constexpr int GN = decltype(n)::value;
+        double* ah = acc + h * acc_stride;
+        with_count<kRunsPerPass>(R, [&](auto r) {
+          pv_heads<dt, GN, decltype(r)::value>(runs, row_bytes, d0, d1, wi + h * w_stride, w_stride, i == 0,
+                                               ah, acc_stride);
+        });
       });
     }
   }
