@@ -74,10 +74,10 @@ int main(int argc, char** argv) {
   std::printf("%-8s %-7s %10s %10s %9s %8s %10s %10s\n", "case", "prec", "KV GB", "GFLOP", "seconds", "GB/s",
               "GFLOP/s", "roofline");
   for (const auto& name : cases) {
-    std::printf("building %s case ...\r", name.c_str());
-    std::fflush(stdout);
+    // Progress on stderr, so that stdout stays the table when piped.
+    std::fprintf(stderr, "building %s case ...\r", name.c_str());
     const BenchCase bc = pao::bench::make_bench_case(name);
-    std::printf("%-40s\r", "");  // clears the progress line
+    std::fprintf(stderr, "%-40s\r", "");  // clears the progress line
     for (const char* prec : {"exact", "kernel"}) {
       const bool exact = std::string(prec) == "exact";
       double best = 1e30;
