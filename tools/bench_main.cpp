@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
     j["machine"] = {{"threads", m.threads},
                     {"triad_gb_per_s", m.triad_gb_per_s},
                     {"fp32_gflops", m.fp32_gflops},
-                    {"fp64_gflops", m.fp64_gflops}};
+                    {"fp64_gflops", m.fp64_gflops},
+                    {"f16_roundings_per_s", m.f16_roundings_per_s}};
     for (const auto& r : results) j["results"].push_back(to_json(r));
     std::ofstream(json_path) << j.dump(2) << "\n";
   }
