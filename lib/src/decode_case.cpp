@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "case_block_tables.hpp"
 #include "pao/element.hpp"
 #include "pao/error.hpp"
 #include "pao/random.hpp"
@@ -19,12 +20,9 @@ struct Named {
   const char* name;
 };
 constexpr Named kDistributions[] = {
-    {ValueDistribution::uniform, "uniform"},
-    {ValueDistribution::large_logits, "large_logits"},
-    {ValueDistribution::near_ties, "near_ties"},
-    {ValueDistribution::dominant_token, "dominant_token"},
-    {ValueDistribution::all_equal, "all_equal"},
-    {ValueDistribution::small_integers, "small_integers"},
+    {ValueDistribution::uniform, "uniform"},     {ValueDistribution::large_logits, "large_logits"},
+    {ValueDistribution::near_ties, "near_ties"}, {ValueDistribution::dominant_token, "dominant_token"},
+    {ValueDistribution::all_equal, "all_equal"}, {ValueDistribution::small_integers, "small_integers"},
 };
 
 /// Writes element (block, kv_head, token_in_block, dim) of a K or V cache tensor.
@@ -40,7 +38,8 @@ void set_cache(Tensor& cache, KVLayout layout, bool is_key, std::int64_t block, 
     const std::int64_t x = n[4];
     offset = (((block * n[1] + head) * n[2] + dim / x) * n[3] + token) * x + dim % x;
   }
-  encode_element(cache.dtype(), value, cache.bytes() + offset * static_cast<std::int64_t>(dtype_size(cache.dtype())));
+  encode_element(cache.dtype(), value,
+                 cache.bytes() + offset * static_cast<std::int64_t>(dtype_size(cache.dtype())));
 }
 
 }  // namespace
@@ -92,8 +91,8 @@ DecodeArgs DecodeCase::args() const {
 DecodeCase make_decode_case(const DecodeCaseSpec& spec) {
   require(spec.num_seqs == static_cast<std::int32_t>(spec.seq_lens.size()), "case: seq_lens has ",
           spec.seq_lens.size(), " entries but num_seqs = ", spec.num_seqs);
-  require(spec.num_kv_heads > 0 && spec.num_heads % spec.num_kv_heads == 0, "case: num_heads = ",
-          spec.num_heads, " is not a multiple of num_kv_heads = ", spec.num_kv_heads);
+  require(spec.num_kv_heads > 0 && spec.num_heads % spec.num_kv_heads == 0,
+          "case: num_heads = ", spec.num_heads, " is not a multiple of num_kv_heads = ", spec.num_kv_heads);
   require(spec.block_size > 0 && spec.head_size > 0, "case: block_size and head_size must be positive");
   DecodeCase c;
   c.spec = spec;
@@ -122,22 +121,18 @@ DecodeCase make_decode_case(const DecodeCaseSpec& spec) {
   const double poison = spec.poison_unused ? std::numeric_limits<double>::quiet_NaN() : 0.0;
   for (Tensor* t : {&c.key_cache, &c.value_cache}) *t = Tensor::filled(t->dtype(), t->shape(), poison);
 
-  // Block tables: a random permutation of the pool, garbage past each sequence's last block.
-  std::vector<std::int32_t> pool(static_cast<std::size_t>(num_blocks));
-  std::iota(pool.begin(), pool.end(), 0);
-  for (std::size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
+  // Block tables: non-contiguous, garbage past each sequence's last block (case_block_tables.hpp).
   const std::int32_t columns = widest + spec.extra_table_columns;
   c.block_tables = Tensor(DType::i32, {spec.num_seqs, std::max(columns, 1)});
   c.seq_lens = Tensor(DType::i32, {spec.num_seqs});
-  std::size_t next = 0;
+  std::vector<std::int32_t> used_blocks;
   for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
-    const std::int32_t used = (spec.seq_lens[static_cast<std::size_t>(s)] + bs - 1) / bs;
-    c.seq_lens.set({s}, spec.seq_lens[static_cast<std::size_t>(s)]);
-    for (std::int32_t b = 0; b < c.block_tables.size(1); ++b) {
-      const std::int32_t garbage = (b % 2) ? -1 : num_blocks + 1000 + static_cast<std::int32_t>(rng.below(1000));
-      c.block_tables.set({s, b}, b < used ? pool[next++] : garbage);
-    }
+    const std::int32_t len = spec.seq_lens[static_cast<std::size_t>(s)];
+    c.seq_lens.set({s}, len);
+    used_blocks.push_back((len + bs - 1) / bs);
   }
+  detail::fill_block_tables(c.block_tables.data<std::int32_t>(), c.block_tables.size(1), used_blocks,
+                            num_blocks, rng);
 
   // Values.
   const double r = 1.0 / std::sqrt(static_cast<double>(hs));
@@ -159,7 +154,8 @@ DecodeCase make_decode_case(const DecodeCaseSpec& spec) {
   std::vector<double> shared_row(static_cast<std::size_t>(hs));
   for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
     const std::int32_t len = spec.seq_lens[static_cast<std::size_t>(s)];
-    const std::int32_t dominant = len > 0 ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(len))) : 0;
+    const std::int32_t dominant =
+        len > 0 ? static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(len))) : 0;
     for (std::int32_t h = 0; h < nkv; ++h) {
       for (auto& v : shared_row) v = draw(qk_range);
       for (std::int32_t t = 0; t < len; ++t) {
@@ -167,12 +163,17 @@ DecodeCase make_decode_case(const DecodeCaseSpec& spec) {
         for (std::int32_t d = 0; d < hs; ++d) {
           double k = draw(qk_range);
           switch (spec.distribution) {
-            case ValueDistribution::near_ties: k = shared_row[static_cast<std::size_t>(d)] * (1.0 + 1e-3 * rng.uniform(-1, 1)); break;
-            case ValueDistribution::all_equal: k = shared_row[static_cast<std::size_t>(d)]; break;
+            case ValueDistribution::near_ties:
+              k = shared_row[static_cast<std::size_t>(d)] * (1.0 + 1e-3 * rng.uniform(-1, 1));
+              break;
+            case ValueDistribution::all_equal:
+              k = shared_row[static_cast<std::size_t>(d)];
+              break;
             case ValueDistribution::dominant_token:
               if (t == dominant) k = 4.0 * (c.query.at({s, h * G, d}) >= 0 ? 1.0 : -1.0);
               break;
-            default: break;
+            default:
+              break;
           }
           set_cache(c.key_cache, spec.kv_layout, true, b, h, t % bs, d, k / ks);
           set_cache(c.value_cache, spec.kv_layout, false, b, h, t % bs, d, draw(big ? 1.0 : r) / vs);
@@ -184,7 +185,8 @@ DecodeCase make_decode_case(const DecodeCaseSpec& spec) {
   if (spec.alibi) {
     const auto slopes = alibi_slopes_for(spec.num_heads);
     c.alibi_slopes = Tensor(DType::f32, {spec.num_heads});
-    for (std::int32_t h = 0; h < spec.num_heads; ++h) c.alibi_slopes.set({h}, slopes[static_cast<std::size_t>(h)]);
+    for (std::int32_t h = 0; h < spec.num_heads; ++h)
+      c.alibi_slopes.set({h}, slopes[static_cast<std::size_t>(h)]);
   }
   return c;
 }

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "case_block_tables.hpp"
 #include "pao/element.hpp"
 #include "pao/error.hpp"
 #include "pao/random.hpp"
@@ -115,25 +116,18 @@ PrefixCase make_prefix_case(const PrefixCaseSpec& spec) {
   c.key_cache = Tensor::filled(spec.kv_cache_dtype, key_shape, poison);
   c.value_cache = Tensor::filled(spec.kv_cache_dtype, value_shape, poison);
 
-  // Block tables: a random permutation of the pool, garbage past each sequence's last block.
-  std::vector<std::int32_t> pool(static_cast<std::size_t>(num_blocks));
-  std::iota(pool.begin(), pool.end(), 0);
-  for (std::size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng.below(i)]);
+  // Block tables: non-contiguous, garbage past each sequence's last block (case_block_tables.hpp).
   const std::int32_t columns = std::max(widest + spec.extra_table_columns, 1);
   c.block_tables = Tensor(DType::i32, {num_seqs, columns});
   c.seq_lens = Tensor(DType::i32, {num_seqs});
   c.query_start_loc = Tensor(DType::i32, {num_seqs + 1});
-  auto* table = c.block_tables.data<std::int32_t>();
-  std::size_t next = 0;
+  std::vector<std::int32_t> used_blocks;
   for (std::int32_t s = 0; s < num_seqs; ++s) {
-    const std::int32_t used = (seq_len[static_cast<std::size_t>(s)] + bs - 1) / bs;
-    for (std::int32_t b = 0; b < columns; ++b) {
-      const std::int32_t garbage =
-          (b % 2) ? -1 : num_blocks + 1000 + static_cast<std::int32_t>(rng.below(1000));
-      table[static_cast<std::size_t>(s) * columns + b] = b < used ? pool[next++] : garbage;
-    }
+    used_blocks.push_back((seq_len[static_cast<std::size_t>(s)] + bs - 1) / bs);
     c.seq_lens.data<std::int32_t>()[s] = seq_len[static_cast<std::size_t>(s)];
   }
+  const std::int32_t* table = c.block_tables.data<std::int32_t>();
+  detail::fill_block_tables(c.block_tables.data<std::int32_t>(), columns, used_blocks, num_blocks, rng);
   std::copy(start.begin(), start.end(), c.query_start_loc.data<std::int32_t>());
   auto slot_of = [&](std::int32_t s, std::int32_t pos) {
     return static_cast<std::int64_t>(table[static_cast<std::size_t>(s) * columns + pos / bs]) * bs + pos % bs;

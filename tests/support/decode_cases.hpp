@@ -36,7 +36,7 @@ inline std::vector<DecodeCaseSpec> vllm_grid_cases() {
       s.num_heads = heads[i % 2][0];
       s.num_kv_heads = heads[i % 2][1];
       s.head_size = hs;
-      s.block_size = block_sizes[i % 3];
+      s.block_size = block_sizes[(i + i / 3) % 3];  // each head size takes all three, one per dtype
       s.dtype = dt;
       s.kv_cache_dtype = dt;
       if (i % 4 == 3 && hs % 16 == 0) {
@@ -44,7 +44,7 @@ inline std::vector<DecodeCaseSpec> vllm_grid_cases() {
         s.k_scale = 0.5f;
         s.v_scale = 0.25f;
       }
-      s.alibi = i % 2 == 1;
+      s.alibi = (i / 2) % 2 == 1;  // on and off with both head shapes
       s.kv_layout = i % 5 == 4 ? KVLayout::nhd : KVLayout::vllm;
       s.num_seqs = 3;
       s.seq_lens = {1 + (i * 7) % 23, 0 + (i * 13) % 61, 45 + i % 11};

@@ -6,16 +6,27 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "pao/decode_case.hpp"
 
 namespace pao::test {
 
-/// Both caches decoded to fp64, element by element, in their stored (row-major) order.
+/// Both caches decoded to fp64, element by element, in their stored (row-major) order, and the
+/// per-KV-head fp8 scales when the test uses them (empty: the case's per-tensor scales).
 struct CacheF64 {
   std::vector<double> k, v;
-  explicit CacheF64(const DecodeCase& c) : k(c.key_cache.to_f64()), v(c.value_cache.to_f64()) {}
+  std::vector<float> k_head_scales, v_head_scales;
+  explicit CacheF64(const DecodeCase& c, std::vector<float> k_heads = {}, std::vector<float> v_heads = {})
+      : k(c.key_cache.to_f64()),
+        v(c.value_cache.to_f64()),
+        k_head_scales(std::move(k_heads)),
+        v_head_scales(std::move(v_heads)) {}
+  double scale(const DecodeCase& c, bool key, std::int64_t h) const {
+    const auto& heads = key ? k_head_scales : v_head_scales;
+    return heads.empty() ? (key ? c.spec.k_scale : c.spec.v_scale) : heads[static_cast<std::size_t>(h)];
+  }
 };
 
 /// K or V element of logical token `token` of sequence `seq`, KV head `h`, dim `d`, dequantized:
@@ -36,16 +47,18 @@ inline double gather(const DecodeCase& c, const CacheF64& f, bool key, std::int6
   }
   const double v = (key ? f.k : f.v)[static_cast<std::size_t>(i)];
   const bool fp8 = c.key_cache.dtype() == DType::fp8_e4m3 || c.key_cache.dtype() == DType::fp8_e5m2;
-  return fp8 ? v * (key ? c.spec.k_scale : c.spec.v_scale) : v;
+  return fp8 ? v * f.scale(c, key, h) : v;
 }
 
 /// K and V of one (sequence, KV head), gathered to dense [token][dim] rows.
 struct GatheredKV {
   std::vector<double> k, v;
 };
-inline GatheredKV gather_sequence(const DecodeCase& c, const CacheF64& f, std::int64_t seq, std::int64_t kv_head) {
+inline GatheredKV gather_sequence(const DecodeCase& c, const CacheF64& f, std::int64_t seq,
+                                  std::int64_t kv_head) {
   const std::int64_t L = c.spec.seq_lens[static_cast<std::size_t>(seq)], hs = c.spec.head_size;
-  GatheredKV g{std::vector<double>(static_cast<std::size_t>(L * hs)), std::vector<double>(static_cast<std::size_t>(L * hs))};
+  GatheredKV g{std::vector<double>(static_cast<std::size_t>(L * hs)),
+               std::vector<double>(static_cast<std::size_t>(L * hs))};
   for (std::int64_t j = 0; j < L; ++j)
     for (std::int64_t d = 0; d < hs; ++d) {
       g.k[static_cast<std::size_t>(j * hs + d)] = gather(c, f, true, seq, j, kv_head, d);
@@ -54,13 +67,15 @@ inline GatheredKV gather_sequence(const DecodeCase& c, const CacheF64& f, std::i
   return g;
 }
 
-/// out[seq][head][dim] in fp64 (row-major, num_seqs x num_heads x head_size).
-inline std::vector<double> dense_decode_reference(const DecodeCase& c) {
+/// out[seq][head][dim] in fp64 (row-major, num_seqs x num_heads x head_size). Per-KV-head fp8
+/// scales, when given, replace the case's per-tensor ones.
+inline std::vector<double> dense_decode_reference(const DecodeCase& c, std::vector<float> k_head_scales = {},
+                                                  std::vector<float> v_head_scales = {}) {
   const auto& s = c.spec;
   const std::int64_t hs = s.head_size, G = s.num_heads / s.num_kv_heads;
   const double scale = s.scale ? static_cast<double>(*s.scale)
                                : static_cast<double>(static_cast<float>(1.0 / std::sqrt(double(hs))));
-  const CacheF64 caches(c);
+  const CacheF64 caches(c, std::move(k_head_scales), std::move(v_head_scales));
   std::vector<double> out(static_cast<std::size_t>(s.num_seqs * s.num_heads * hs), 0.0);
   for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {
     const std::int64_t L = s.seq_lens[static_cast<std::size_t>(seq)];
@@ -73,7 +88,8 @@ inline std::vector<double> dense_decode_reference(const DecodeCase& c) {
         std::vector<bool> visible(static_cast<std::size_t>(L));
         for (std::int64_t j = 0; j < L; ++j) {
           double dot = 0;
-          for (std::int64_t d = 0; d < hs; ++d) dot += q[static_cast<std::size_t>(d)] * kv.k[static_cast<std::size_t>(j * hs + d)];
+          for (std::int64_t d = 0; d < hs; ++d)
+            dot += q[static_cast<std::size_t>(d)] * kv.k[static_cast<std::size_t>(j * hs + d)];
           double z = scale * dot;
           if (s.soft_cap > 0) z = s.soft_cap * std::tanh(z / s.soft_cap);
           if (s.alibi) z += c.alibi_slopes.at({h}) * static_cast<double>(j - L + 1);
@@ -86,11 +102,13 @@ inline std::vector<double> dense_decode_reference(const DecodeCase& c) {
         double denom = 0;
         std::vector<double> w(static_cast<std::size_t>(L), 0.0);
         for (std::int64_t j = 0; j < L; ++j)
-          if (visible[static_cast<std::size_t>(j)]) denom += (w[static_cast<std::size_t>(j)] = std::exp(logits[static_cast<std::size_t>(j)] - m));
+          if (visible[static_cast<std::size_t>(j)])
+            denom += (w[static_cast<std::size_t>(j)] = std::exp(logits[static_cast<std::size_t>(j)] - m));
         for (std::int64_t d = 0; d < hs; ++d) {
           double acc = 0;
           for (std::int64_t j = 0; j < L; ++j)
-            if (w[static_cast<std::size_t>(j)] != 0) acc += w[static_cast<std::size_t>(j)] * kv.v[static_cast<std::size_t>(j * hs + d)];
+            if (w[static_cast<std::size_t>(j)] != 0)
+              acc += w[static_cast<std::size_t>(j)] * kv.v[static_cast<std::size_t>(j * hs + d)];
           out[static_cast<std::size_t>((seq * s.num_heads + h) * hs + d)] = L > 0 ? acc / denom : 0.0;
         }
       }
