@@ -28,7 +28,7 @@ set +e
 status=$?
 set -e
 grep -m 1 -B 4 -A 30 "FAIL" "$out/diff-broken.txt" || true  # the first failing case
-echo "..."
+echo "[...]"
 tail -n 2 "$out/diff-broken.txt"
 echo "(pao diff exit status $status: 1 = mismatches found, as planted; full report in $out/diff-broken.txt)"
 
