@@ -1,17 +1,21 @@
 // Edge cases of decode with defined results: empty and one-token sequences, partitions past
-// the end, NaN poison in unused slots, garbage past the block table's used entries, and
-// structural invariances (block relabelling, cache layout, query strides) that must hold bit for
-// bit.
+// the end or hidden by the sliding window, NaN poison in unused slots, garbage past the block
+// table's used entries, a non-default scale, structural invariances (block relabelling, cache
+// layout, query strides) and thread-count determinism of V1 and the reduce, which must hold bit
+// for bit.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "pao/element.hpp"
 #include "pao/paged_attention.hpp"
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
+#include "support/dense_reference.hpp"
 
 using namespace pao;
 
@@ -25,7 +29,7 @@ DecodeCaseSpec edge_spec() {
   s.head_size = 32;
   s.block_size = 8;
   s.seq_lens = {0, 1, 13, 16, 17};  // empty, one token, mid-block, block end, one past
-  s.max_seq_len = 40;                // partitions of 8 past every end
+  s.max_seq_len = 40;               // partitions of 8 past every end
   s.partition_size = 8;
   s.seed = 42;
   return s;
@@ -80,7 +84,8 @@ TEST_CASE("a one-token sequence returns its value row") {
   const DecodeOutputs o = paged_attention_v1(c.args(), Precision::exact);
   const std::int64_t block = static_cast<std::int64_t>(c.block_tables.at({1, 0}));
   for (std::int64_t h = 0; h < 4; ++h)
-    for (std::int64_t d = 0; d < 32; ++d) CHECK(o.out.at({1, h, d}) == c.value_cache.at({block, h / 2, d, 0}));
+    for (std::int64_t d = 0; d < 32; ++d)
+      CHECK(o.out.at({1, h, d}) == c.value_cache.at({block, h / 2, d, 0}));
 }
 
 TEST_CASE("NaN poison in unused slots and block tails never reaches the output") {
@@ -96,6 +101,18 @@ TEST_CASE("NaN poison in unused slots and block tails never reaches the output")
       CHECK(all_finite(a.out));
       CHECK(test::bitwise_equal(a.out, b.out));
       CHECK(test::bitwise_equal(a.tmp_out, b.tmp_out));
+      CHECK(test::bitwise_equal(a.max_logits, b.max_logits));
+      CHECK(test::bitwise_equal(a.exp_sums, b.exp_sums));
+      const DecodeOutputs a1 = paged_attention_v1(poisoned.args(), prec);
+      const DecodeOutputs b1 = paged_attention_v1(clean.args(), prec);
+      CHECK(all_finite(a1.out));
+      CHECK(test::bitwise_equal(a1.out, b1.out));
+      if (prec == Precision::exact) {
+        CHECK(all_finite(a.out_f64));
+        CHECK(all_finite(a1.out_f64));
+        CHECK(test::bitwise_equal(a.out_f64, b.out_f64));
+        CHECK(test::bitwise_equal(a1.out_f64, b1.out_f64));
+      }
     }
   }
 }
@@ -112,7 +129,8 @@ TEST_CASE("relabelling physical blocks, the NHD layout and strided queries chang
   const std::size_t vblock = c.value_cache.nbytes() / static_cast<std::size_t>(nb);
   for (std::int64_t b = 0; b < nb; ++b) {
     std::memcpy(moved.key_cache.bytes() + (nb - 1 - b) * kblock, c.key_cache.bytes() + b * kblock, kblock);
-    std::memcpy(moved.value_cache.bytes() + (nb - 1 - b) * vblock, c.value_cache.bytes() + b * vblock, vblock);
+    std::memcpy(moved.value_cache.bytes() + (nb - 1 - b) * vblock, c.value_cache.bytes() + b * vblock,
+                vblock);
   }
   for (std::int64_t s = 0; s < 5; ++s)
     for (std::int64_t b = 0; b < moved.block_tables.size(1); ++b) {
@@ -130,12 +148,150 @@ TEST_CASE("relabelling physical blocks, the NHD layout and strided queries chang
     for (std::int64_t h = 0; h < 4; ++h)
       for (std::int64_t d = 0; d < 32; ++d) wide.set({s, 2 * h + 1, d}, c.query.at({s, h, d}));
   DecodeArgs strided = c.args();
-  strided.query = TensorView(wide.bytes() + 32 * dtype_size(spec.dtype), spec.dtype, {5, 4, 32}, {256, 64, 1});
+  strided.query =
+      TensorView(wide.bytes() + 32 * dtype_size(spec.dtype), spec.dtype, {5, 4, 32}, {256, 64, 1});
 
   for (Precision prec : {Precision::exact, Precision::kernel}) {
     const DecodeOutputs ref = paged_attention_v2(c.args(), prec);
     CHECK(test::bitwise_equal(ref.out, paged_attention_v2(moved.args(), prec).out));
     CHECK(test::bitwise_equal(ref.out, paged_attention_v2(nhd.args(), prec).out));
     CHECK(test::bitwise_equal(ref.out, paged_attention_v2(strided, prec).out));
+  }
+}
+
+TEST_CASE("a partition hidden by the sliding window holds tmp_out 0, max_logits -inf, exp_sums 0") {
+  // 40 tokens in partitions of 8; the query (position 39) sees tokens 39 - window + 1 .. 39.
+  // Window 5: partitions 0-3 are hidden entirely, partition 4 partly. Window 12: partitions 0-2
+  // hidden, partition 3 partly (tokens 28-31 of 24-31). Window 8: partitions 0-3 hidden,
+  // partition 4 (tokens 32-39) exactly.
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  for (const std::int32_t window : {5, 12, 8}) {
+    for (DType dtype : {DType::f32, DType::bf16}) {
+      DecodeCaseSpec spec;
+      spec.num_seqs = 2;
+      spec.num_heads = 4;
+      spec.num_kv_heads = 2;
+      spec.head_size = 32;
+      spec.block_size = 8;
+      spec.seq_lens = {40, 3};  // the short sequence: its one partition is fully visible
+      spec.partition_size = 8;
+      spec.sliding_window = window;
+      spec.alibi = window == 12;
+      spec.dtype = spec.kv_cache_dtype = dtype;
+      spec.distribution = ValueDistribution::large_logits;
+      spec.seed = 60 + static_cast<std::uint64_t>(window);
+      const DecodeCase c = make_decode_case(spec);
+      const std::int64_t first_visible = 40 - window;
+      for (Precision prec : {Precision::exact, Precision::kernel}) {
+        INFO(test::describe(spec), " exact=", prec == Precision::exact);
+        const DecodeOutputs v2 = paged_attention_v2(c.args(), prec);
+        REQUIRE(v2.max_logits.size(2) == 5);
+        std::int64_t hidden = 0;
+        for (std::int64_t p = 0; p < 5; ++p) {
+          const bool is_hidden = (p + 1) * 8 <= first_visible;
+          hidden += is_hidden;
+          for (std::int64_t h = 0; h < 4; ++h) {
+            INFO("partition ", p, " head ", h);
+            CHECK((v2.max_logits.at({0, h, p}) == kNegInf) == is_hidden);
+            CHECK((v2.exp_sums.at({0, h, p}) == 0.0) == is_hidden);
+            if (!is_hidden) {
+              CHECK(std::isfinite(v2.max_logits.at({0, h, p})));
+              CHECK(v2.exp_sums.at({0, h, p}) >= 1.0);  // the max token contributes exp(0)
+            }
+            for (std::int64_t d = 0; d < 32; ++d) {
+              const double v = v2.tmp_out.at({0, h, p, d});
+              if (is_hidden)
+                CHECK(v == 0.0);
+              else
+                CHECK(std::isfinite(v));
+            }
+          }
+        }
+        CHECK(hidden == first_visible / 8);
+        CHECK(all_finite(v2.out));
+        // The hidden partitions drop out of the reduce: exact V2 equals V1 and the dense
+        // reference.
+        if (prec == Precision::exact) {
+          const auto a = v2.out_f64.to_f64(), b = paged_attention_v1(c.args(), prec).out_f64.to_f64();
+          CHECK(test::max_abs_diff(a, b) <= 1e-12 * std::max(1.0, test::max_abs(b)));
+          CHECK(test::max_abs_diff(b, test::dense_decode_reference(c)) <=
+                1e-12 * std::max(1.0, test::max_abs(b)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a non-default scale multiplies q.k: exact precision equals the dense reference") {
+  // scale 0.3 against the default 1/sqrt(64) = 0.125; alone, then under soft-cap and ALiBi
+  // (the scale applies before both) and with an fp8 cache.
+  for (int variant = 0; variant < 3; ++variant) {
+    DecodeCaseSpec spec;
+    spec.num_seqs = 3;
+    spec.num_heads = 4;
+    spec.num_kv_heads = 2;
+    spec.head_size = 64;
+    spec.block_size = 16;
+    spec.seq_lens = {1, 37, 90};
+    spec.partition_size = 32;
+    spec.distribution = ValueDistribution::large_logits;
+    spec.scale = 0.3f;
+    if (variant == 1) {
+      spec.soft_cap = 8.0f;
+      spec.alibi = true;
+      spec.dtype = spec.kv_cache_dtype = DType::bf16;
+    }
+    if (variant == 2) {
+      spec.kv_cache_dtype = DType::fp8_e4m3;
+      spec.k_scale = 0.5f;
+      spec.v_scale = 0.25f;
+    }
+    spec.seed = 80 + static_cast<std::uint64_t>(variant);
+    INFO(test::describe(spec), " scale=0.3");
+    const DecodeCase c = make_decode_case(spec);
+    const auto ref = test::dense_decode_reference(c);
+    const double tol = 1e-12 * std::max(1.0, test::max_abs(ref));
+    const auto v1 = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
+    const auto v2 = paged_attention_v2(c.args(), Precision::exact).out_f64.to_f64();
+    CHECK(test::max_abs_diff(v1, ref) <= tol);
+    CHECK(test::max_abs_diff(v2, ref) <= tol);
+    // The scale is not a no-op: the default one gives a clearly different output.
+    DecodeCaseSpec plain = spec;
+    plain.scale.reset();
+    CHECK(test::max_abs_diff(test::dense_decode_reference(make_decode_case(plain)), ref) > 1e-3);
+  }
+}
+
+TEST_CASE("V1 and the standalone reduce are bit-identical for 1, 2 and 3 threads") {
+  // Several sequences and heads, so that the dynamic schedules hand work to every thread in
+  // different orders; threads keep per-thread scratch between work items.
+  const auto cases = test::feature_cases();
+  for (std::size_t i = 1; i < cases.size(); i += 3) {
+    DecodeCaseSpec spec = cases[i];
+    spec.num_seqs = 6;
+    spec.seq_lens = {100, 0, 33, 71, 1, 64};
+    INFO(test::describe(spec));
+    const DecodeCase c = make_decode_case(spec);
+    // Reduce inputs: V2's own partials, computed once (single-threaded).
+    omp_set_num_threads(1);
+    const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel);
+    const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, spec.partition_size};
+    std::vector<DecodeOutputs> runs;  // per thread count: v1 kernel, v1 exact, reduce kernel, reduce exact
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      runs.push_back(paged_attention_v1(c.args(), Precision::kernel));
+      runs.push_back(paged_attention_v1(c.args(), Precision::exact));
+      runs.push_back(paged_attention_v2_reduce(r, Precision::kernel));
+      runs.push_back(paged_attention_v2_reduce(r, Precision::exact));
+    }
+    omp_set_num_threads(2);
+    for (std::size_t k = 4; k < runs.size(); ++k) {
+      INFO("run ", k % 4, " threads ", 1 + k / 4);
+      const DecodeOutputs& a = runs[k % 4];
+      const DecodeOutputs& b = runs[k];
+      CHECK(test::bitwise_equal(a.out, b.out));
+      if (k % 2 == 1) CHECK(test::bitwise_equal(a.out_f64, b.out_f64));
+    }
+    CHECK(test::bitwise_equal(runs[2].out, v2.out));
   }
 }

@@ -1,6 +1,8 @@
 // Bad decode inputs: each raises pao::Error whose message names the tensor and the rule.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "pao/error.hpp"
 #include "pao/paged_attention.hpp"
 #include "support/decode_cases.hpp"
@@ -21,10 +23,16 @@ DecodeCaseSpec small() {
   return s;
 }
 
-void expect_error(const DecodeArgs& args, const char* fragment, Precision prec = Precision::exact,
+void expect_error(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
                   KernelConfig cfg = {}) {
   INFO("expecting: ", fragment);
-  CHECK_THROWS_WITH_AS(paged_attention_v2(args, prec, cfg), doctest::Contains(fragment), Error);
+  CHECK_THROWS_WITH_AS(paged_attention_v2(args, prec, cfg), doctest::Contains(fragment.c_str()), Error);
+}
+
+void expect_error_v1(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
+                     KernelConfig cfg = {}) {
+  INFO("expecting from V1: ", fragment);
+  CHECK_THROWS_WITH_AS(paged_attention_v1(args, prec, cfg), doctest::Contains(fragment.c_str()), Error);
 }
 
 }  // namespace
@@ -133,4 +141,102 @@ TEST_CASE("kernel precision checks its thread geometry") {
   const DecodeCase odd = make_decode_case(s);
   expect_error(odd.args(), "block_size = 24: the kernel precision needs a power of two", Precision::kernel);
   CHECK_NOTHROW(paged_attention_v1(odd.args(), Precision::exact));
+}
+
+TEST_CASE("block_tables: a negative id in the used range, a wrong dtype or rank") {
+  const DecodeCase c = make_decode_case(small());
+  // Sequence 0 (20 tokens) uses columns 0 and 1, sequence 1 (5 tokens) column 0.
+  Tensor table = Tensor::copy_of(c.block_tables);
+  table.set({0, 1}, -1);
+  DecodeArgs a = c.args();
+  a.block_tables = table;
+  const std::string range = "[0, " + std::to_string(c.key_cache.size(0)) + ") of key_cache";
+  for (Precision prec : {Precision::exact, Precision::kernel}) {
+    expect_error(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
+    expect_error_v1(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
+  }
+  table = Tensor::copy_of(c.block_tables);
+  table.set({1, 0}, -7);
+  a.block_tables = table;
+  expect_error(a, "block_tables[1][0] = -7: block id out of range");
+  // The same id one column past sequence 1's last block is never read.
+  table = Tensor::copy_of(c.block_tables);
+  table.set({1, 1}, -7);
+  a.block_tables = table;
+  CHECK_NOTHROW(paged_attention_v2(a, Precision::exact));
+  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel));
+
+  const std::int64_t cols = c.block_tables.size(1);
+  Tensor table_i64(DType::i64, {2, cols});
+  a = c.args();
+  a.block_tables = table_i64;
+  expect_error(a, "block_tables: dtype i64, expected i32");
+  Tensor table_f32(DType::f32, {2, cols});
+  a.block_tables = table_f32;
+  expect_error_v1(a, "block_tables: dtype f32, expected i32");
+
+  Tensor table_rank1(DType::i32, {2 * cols});
+  a.block_tables = table_rank1;
+  expect_error(a, "block_tables: rank 1 with shape");
+  expect_error(a, "expected [num_seqs, max_num_blocks_per_seq]");
+  Tensor table_rank3(DType::i32, {2, cols, 1});
+  a.block_tables = table_rank3;
+  expect_error_v1(a, "block_tables: rank 3 with shape [2, " + std::to_string(cols) + ", 1]");
+  Tensor table_rows(DType::i32, {3, cols});
+  a.block_tables = table_rows;
+  expect_error(a, "block_tables: shape [3, " + std::to_string(cols) + "] does not match");
+  expect_error(a, "(dim 0 should be 2)");
+}
+
+TEST_CASE("negative partition_size and max_seq_len are rejected") {
+  const DecodeCase c = make_decode_case(small());
+  DecodeArgs a = c.args();
+  a.partition_size = -32;
+  for (Precision prec : {Precision::exact, Precision::kernel})
+    expect_error(a, "partition_size = -32 is not a positive multiple of block_size = 16", prec);
+  a.partition_size = 0;
+  expect_error(a, "partition_size = 0 is not a positive multiple of block_size = 16");
+  // V1 has no partitions: partition_size is not read.
+  a.partition_size = -32;
+  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel));
+
+  a = c.args();
+  a.max_seq_len = -1;
+  for (Precision prec : {Precision::exact, Precision::kernel}) {
+    expect_error(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
+    expect_error_v1(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
+  }
+}
+
+TEST_CASE("the V1 entry point checks its inputs like V2") {
+  const DecodeCase c = make_decode_case(small());
+  DecodeArgs a = c.args();
+  Tensor q_i32(DType::i32, {2, 4, 32});
+  a.query = q_i32;
+  expect_error_v1(a, "query: dtype i32, expected f32, f16 or bf16");
+
+  a = c.args();
+  Tensor v_bf16(DType::bf16, c.value_cache.shape());
+  a.value_cache = v_bf16;
+  expect_error_v1(a, "value_cache: dtype bf16 differs from key_cache's f16");
+
+  Tensor table = Tensor::copy_of(c.block_tables);
+  table.set({0, 1}, 9999);
+  a = c.args();
+  a.block_tables = table;
+  expect_error_v1(a, "block_tables[0][1] = 9999: block id out of range");
+
+  Tensor lens(DType::i32, {2});
+  lens.set({0}, -3);
+  lens.set({1}, 5);
+  a = c.args();
+  a.seq_lens = lens;
+  expect_error_v1(a, "seq_lens[0] = -3: negative length");
+  a = c.args();
+  a.max_seq_len = 10;
+  expect_error_v1(a, "seq_lens[0] = 20 exceeds max_seq_len = 10");
+
+  expect_error_v1(c.args(), "KernelConfig: warp_size = 48 (supported: 32, 64)", Precision::kernel, {48, 128});
+  expect_error_v1(c.args(), "KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32",
+                  Precision::kernel, {32, 96});
 }

@@ -4,9 +4,15 @@
 
 #include <cstdint>
 
+#include "pao/attention_options.hpp"
 #include "pao/decode_geometry.hpp"
 
 namespace pao::detail {
+
+/// The kernel precision's thread geometry rules, shared by V1, V2 and the standalone reduce:
+/// warp_size 32 or 64, threads_per_cta a power-of-two number of warps. Throws pao::Error
+/// ("KernelConfig: ...").
+void check_kernel_config(const KernelConfig& config);
 
 /// Exact: M = max of the partitions' max logits, w_j = exp_sum_j * exp(max_j - M),
 /// out = sum_j w_j tmp_j / sum_j w_j (0 when every weight is 0). tmp: [num_partitions][hs].

@@ -16,17 +16,25 @@
 
 namespace pao {
 
-namespace {
+namespace detail {
 
-using detail::DecodeProblem;
-
-DecodeGeometry checked_geometry(const DecodeProblem& p, const KernelConfig& c) {
+void check_kernel_config(const KernelConfig& c) {
   require(c.warp_size == 32 || c.warp_size == 64, "KernelConfig: warp_size = ", c.warp_size,
           " (supported: 32, 64)");
   require(c.threads_per_cta >= c.warp_size && c.threads_per_cta % c.warp_size == 0 &&
               ((c.threads_per_cta / c.warp_size) & (c.threads_per_cta / c.warp_size - 1)) == 0,
           "KernelConfig: threads_per_cta = ", c.threads_per_cta,
           " must be a power-of-two number of warps of ", c.warp_size);
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::DecodeProblem;
+
+DecodeGeometry checked_geometry(const DecodeProblem& p, const KernelConfig& c) {
+  detail::check_kernel_config(c);
   const std::int32_t bs = p.kv.block_size;
   require(bs >= 8 && (bs & (bs - 1)) == 0, "key_cache: block_size = ", bs,
           ": the kernel precision needs a power of two >= 8 (vLLM's V vectors)");

@@ -10,10 +10,12 @@
 
 namespace pao {
 
-DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precision, const KernelConfig& config) {
+DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precision,
+                                        const KernelConfig& config) {
   const TensorView& t = args.tmp_out;
   require(is_activation(t.dtype), "tmp_out: dtype ", dtype_name(t.dtype), ", expected f32, f16 or bf16");
-  detail::check_tensor(t, "tmp_out", {-1, -1, -1, -1}, "[num_seqs, num_heads, max_num_partitions, head_size]");
+  detail::check_tensor(t, "tmp_out", {-1, -1, -1, -1},
+                       "[num_seqs, num_heads, max_num_partitions, head_size]");
   const std::int64_t S = t.shape[0], H = t.shape[1], P = t.shape[2], hs = t.shape[3];
   for (const auto* v : {&args.max_logits, &args.exp_sums}) {
     const char* name = v == &args.max_logits ? "max_logits" : "exp_sums";
@@ -25,10 +27,14 @@ DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precis
   for (std::int64_t s = 0; s < S; ++s) {
     const std::int32_t len = seq_lens[static_cast<std::size_t>(s)];
     require(len >= 0, "seq_lens[", s, "] = ", len, ": negative length");
-    const std::int64_t parts = (static_cast<std::int64_t>(len) + args.partition_size - 1) / args.partition_size;
+    const std::int64_t parts =
+        (static_cast<std::int64_t>(len) + args.partition_size - 1) / args.partition_size;
     require(parts <= P, "seq_lens[", s, "] = ", len, " needs ", parts, " partitions of ", args.partition_size,
             " but tmp_out holds max_num_partitions = ", P);
   }
+  // The reduce's arithmetic depends on warp_size and threads_per_cta only (block size and
+  // element size shape the attention kernel's lanes, not the reduce's).
+  if (precision == Precision::kernel) detail::check_kernel_config(config);
   const DecodeGeometry geo = DecodeGeometry::make(config.warp_size, config.threads_per_cta, 16, 4);
 
   DecodeOutputs o;
@@ -39,9 +45,10 @@ DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precis
   for (std::int64_t i = 0; i < S * H; ++i) {
     const std::int64_t s = i / H, h = i % H;
     const std::int32_t np = static_cast<std::int32_t>(
-        (static_cast<std::int64_t>(seq_lens[static_cast<std::size_t>(s)]) + args.partition_size - 1) / args.partition_size);
-    std::vector<double> tmp(static_cast<std::size_t>(np * hs)), mx(static_cast<std::size_t>(np)), sm(static_cast<std::size_t>(np)),
-        out(static_cast<std::size_t>(hs));
+        (static_cast<std::int64_t>(seq_lens[static_cast<std::size_t>(s)]) + args.partition_size - 1) /
+        args.partition_size);
+    std::vector<double> tmp(static_cast<std::size_t>(np * hs)), mx(static_cast<std::size_t>(np)),
+        sm(static_cast<std::size_t>(np)), out(static_cast<std::size_t>(hs));
     for (std::int32_t j = 0; j < np; ++j) {
       mx[static_cast<std::size_t>(j)] = args.max_logits.at({s, h, j});
       sm[static_cast<std::size_t>(j)] = args.exp_sums.at({s, h, j});
@@ -54,10 +61,11 @@ DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precis
       encode_from_f64(DType::f64, out.data(), o.out_f64.bytes() + at * 8, out.size());
     } else {
       // Every stored value is exact in fp32, so the round trip through double changes nothing.
-      std::vector<float> tmp32(tmp.begin(), tmp.end()), mx32(mx.begin(), mx.end()), sm32(sm.begin(), sm.end()),
-          out32(static_cast<std::size_t>(hs), 0.0f);
+      std::vector<float> tmp32(tmp.begin(), tmp.end()), mx32(mx.begin(), mx.end()),
+          sm32(sm.begin(), sm.end()), out32(static_cast<std::size_t>(hs), 0.0f);
       if (np > 0)
-        detail::reduce_kernel(geo, tmp32.data(), mx32.data(), sm32.data(), np, static_cast<std::int32_t>(hs), out32.data());
+        detail::reduce_kernel(geo, tmp32.data(), mx32.data(), sm32.data(), np, static_cast<std::int32_t>(hs),
+                              out32.data());
       encode_from_f32(t.dtype, out32.data(), o.out.bytes() + at * dtype_size(t.dtype), out32.size());
     }
   }
