@@ -10,13 +10,13 @@
 #include <limits>
 #include <string>
 
-#include "support/temp_dir.hpp"
 #include "pao/diff/diff.hpp"
 #include "pao/element.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/golden/tensors.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/paged_attention.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace pao;
 using namespace pao::diff;

@@ -8,12 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "support/temp_dir.hpp"
 #include "pao/diff/report.hpp"
 #include "pao/error.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/npy.hpp"
 #include "pao/io/safetensors.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace pao;
 using namespace pao::diff;

@@ -171,17 +171,14 @@ std::uint32_t uniform_below(std::mt19937& rng, std::uint32_t n) {
 // A random double with random sign, exponent in [e_lo, e_hi] and 52 random mantissa bits.
 double random_double(std::mt19937& rng, int e_lo, int e_hi) {
   const std::uint64_t man = (std::uint64_t{rng()} << 20) ^ (rng() >> 12);
-  const int e =
-      e_lo + static_cast<int>(uniform_below(rng, static_cast<std::uint32_t>(e_hi - e_lo + 1)));
-  const double v =
-      std::ldexp(1.0 + std::ldexp(static_cast<double>(man & ((1ull << 52) - 1)), -52), e);
+  const int e = e_lo + static_cast<int>(uniform_below(rng, static_cast<std::uint32_t>(e_hi - e_lo + 1)));
+  const double v = std::ldexp(1.0 + std::ldexp(static_cast<double>(man & ((1ull << 52) - 1)), -52), e);
   return (rng() & 1) ? -v : v;
 }
 
 float random_float(std::mt19937& rng, int e_lo, int e_hi) {
   const std::uint32_t man = rng() & 0x7FFFFFu;
-  const int e =
-      e_lo + static_cast<int>(uniform_below(rng, static_cast<std::uint32_t>(e_hi - e_lo + 1)));
+  const int e = e_lo + static_cast<int>(uniform_below(rng, static_cast<std::uint32_t>(e_hi - e_lo + 1)));
   const float v = std::ldexp(1.0f + std::ldexp(static_cast<float>(man), -23), e);
   return (rng() & 1) ? -v : v;
 }
@@ -240,8 +237,7 @@ TEST_CASE("formats: encode(decode(code)) == code for every non-NaN code") {
       if (ref_is_nan(s, code)) continue;
       // e5m2 has inf codes but saturating encodes never produce them: inf -> max finite.
       const bool is_inf = !s.fn && (code & (sign_bit(s) - 1)) == inf_code;
-      const std::uint32_t want =
-          (is_inf && s.saturate) ? (code & sign_bit(s)) | max_finite_code(s) : code;
+      const std::uint32_t want = (is_inf && s.saturate) ? (code & sign_bit(s)) | max_finite_code(s) : code;
       const float f = static_cast<float>(dec(s, code));
       const std::uint32_t via_f64 = enc(s, static_cast<double>(f));
       const std::uint32_t via_f32 = enc32(s, f);
@@ -268,8 +264,7 @@ TEST_CASE("formats: ties round to even, subnormal and overflow midpoints include
       const std::uint32_t even = (c & 1) ? c + 1 : c;
       const std::uint32_t neg = sign_bit(s);
       bool ok = enc(s, mid) == even && enc(s, -mid) == (neg | even) &&
-                enc(s, std::nextafter(mid, 0.0)) == c &&
-                enc(s, std::nextafter(mid, HUGE_VAL)) == c + 1 &&
+                enc(s, std::nextafter(mid, 0.0)) == c && enc(s, std::nextafter(mid, HUGE_VAL)) == c + 1 &&
                 enc(s, -std::nextafter(mid, HUGE_VAL)) == (neg | (c + 1));
       // The midpoint is a float too, so the float-source path must agree.
       ok = ok && static_cast<double>(static_cast<float>(mid)) == mid &&
@@ -428,8 +423,8 @@ TEST_CASE("formats: f16/bf16 encode of random floats matches Eigen::half / Eigen
   };
   int failures = 0;
   for (int i = 0; i < 200000; ++i) {
-    const float raw = f32_from_bits(rng());              // all of float, uniform over bit patterns
-    const float f16_range = random_float(rng, -27, 17);  // f16 subnormals through overflow
+    const float raw = f32_from_bits(rng());                       // all of float, uniform over bit patterns
+    const float f16_range = random_float(rng, -27, 17);           // f16 subnormals through overflow
     const float bf16_range = f32_from_bits(rng() & 0x80FFFFFFu);  // float/bf16 subnormals
     for (float f : {raw, f16_range, bf16_range}) {
       if (!check_one(f) && failures++ < 10) {

@@ -158,7 +158,8 @@ TEST_CASE("bad case JSON is an error naming the field") {
        "'kernel' = \"encode\""},
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3],})", "invalid JSON"},
       // A number past double's range (found by fuzz_case_json; nlohmann throws out_of_range).
-      {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "soft_cap": 1e400})", "invalid JSON"},
+      {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "soft_cap": 1e400})",
+       "invalid JSON"},
       {R"([1, 2])", "expected a JSON object"},
   };
   for (const auto& b : cases) {

@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "support/temp_dir.hpp"
 #include "pao/element.hpp"
 #include "pao/error.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/sha256.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace pao;
 using namespace pao::golden;

@@ -78,7 +78,8 @@ TEST_CASE("suite grids: fixed fields, object-valued axes and exclusions") {
       error_of(R"({"grids": [{"fixed": {"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_len": [3]}}]})")
           .find("unknown field 'seq_len'") != std::string::npos);
   CHECK(error_of(R"({"grid": []})").find("unknown key 'grid'") != std::string::npos);
-  CHECK(error_of(R"({"grids": [{"fixed": {"soft_cap": -1e999}}]})").find("invalid JSON") != std::string::npos);
+  CHECK(error_of(R"({"grids": [{"fixed": {"soft_cap": -1e999}}]})").find("invalid JSON") !=
+        std::string::npos);
 }
 
 TEST_CASE("the smoke suite's ids are stable") {

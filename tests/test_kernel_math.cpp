@@ -25,7 +25,10 @@ TEST_CASE("kernel_exp is within 2 ulp of exp over its whole range") {
   float worst_x = 0;
   for (float x = -103.9f; x < 88.72f; x += 0.000731f * (1.0f + std::abs(x))) {
     const double e = ulp_error(pao::kernel_exp(x), std::exp(static_cast<double>(x)));
-    if (e > worst) { worst = e; worst_x = x; }
+    if (e > worst) {
+      worst = e;
+      worst_x = x;
+    }
   }
   INFO("worst x = ", worst_x);
   CHECK(worst <= 2.0);
@@ -40,8 +43,10 @@ TEST_CASE("kernel_exp is within 2 ulp of exp over its whole range") {
 
 TEST_CASE("kernel_tanh is within 4 ulp of tanh") {
   double worst = 0;
-  for (float x = -12.0f; x < 12.0f; x += 0.00137f) worst = std::max(worst, ulp_error(pao::kernel_tanh(x), std::tanh(static_cast<double>(x))));
-  for (float x = 1e-30f; x < 0.3f; x *= 1.01f) worst = std::max(worst, ulp_error(pao::kernel_tanh(x), std::tanh(static_cast<double>(x))));
+  for (float x = -12.0f; x < 12.0f; x += 0.00137f)
+    worst = std::max(worst, ulp_error(pao::kernel_tanh(x), std::tanh(static_cast<double>(x))));
+  for (float x = 1e-30f; x < 0.3f; x *= 1.01f)
+    worst = std::max(worst, ulp_error(pao::kernel_tanh(x), std::tanh(static_cast<double>(x))));
   CHECK(worst <= 4.0);
   CHECK(pao::kernel_tanh(0.0f) == 0.0f);
   CHECK(pao::kernel_tanh(50.0f) == 1.0f);

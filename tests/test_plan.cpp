@@ -69,12 +69,15 @@ TEST_CASE("plan rejects inconsistent shapes with the rule in the message") {
   const std::vector<std::int32_t> lens{100};
   DecodeShape s = shape(1, 100);
   s.num_kv_heads = 3;
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v1, s, lens), doctest::Contains("not a multiple of num_kv_heads"), Error);
+  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v1, s, lens),
+                       doctest::Contains("not a multiple of num_kv_heads"), Error);
   s = shape(1, 100);
   s.partition_size = 500;
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v2, s, lens), doctest::Contains("multiple of block_size"), Error);
+  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v2, s, lens), doctest::Contains("multiple of block_size"),
+                       Error);
   s = shape(1, 50);
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v2, s, lens), doctest::Contains("exceeds max_seq_len"), Error);
+  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v2, s, lens), doctest::Contains("exceeds max_seq_len"),
+                       Error);
   s = shape(2, 100);
   CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v1, s, lens), doctest::Contains("num_seqs = 2"), Error);
 }

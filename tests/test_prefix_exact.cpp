@@ -4,8 +4,8 @@
 
 #include "pao/paged_attention.hpp"
 #include "pao/prefix_attention.hpp"
-#include "support/prefix_cases.hpp"
 #include "support/compare.hpp"
+#include "support/prefix_cases.hpp"
 #include "support/prefix_reference.hpp"
 
 using namespace pao;

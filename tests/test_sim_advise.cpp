@@ -9,9 +9,9 @@
 using namespace pao::sim;
 
 TEST_CASE("sim advise: vLLM's use_v1 rule") {
-  CHECK(vllm_use_v1(1, 32, 512));      // one partition
-  CHECK_FALSE(vllm_use_v1(1, 32, 513)); // two partitions, only 32 work items
-  CHECK(vllm_use_v1(17, 32, 8192));     // 544 > 512 work items
+  CHECK(vllm_use_v1(1, 32, 512));        // one partition
+  CHECK_FALSE(vllm_use_v1(1, 32, 513));  // two partitions, only 32 work items
+  CHECK(vllm_use_v1(17, 32, 8192));      // 544 > 512 work items
   CHECK_FALSE(vllm_use_v1(16, 32, 8192));
   CHECK_FALSE(vllm_use_v1(64, 64, 8193));  // beyond 8192 always V2
 }
@@ -58,9 +58,11 @@ TEST_CASE("sim advise: a small grid; the best is never beaten by a rule") {
   for (const auto& c : r.cells) {
     INFO(c.num_seqs << " x " << c.num_heads << " len " << c.max_seq_len);
     CHECK(c.best_time() <= c.times[c.vllm]);
-    CHECK(c.best_time() <= c.fa_time * (1 + 1e-9) + (c.fa.kind == KernelKind::v2 &&
-                                                      c.fa.partition_size != 512 && c.fa.partition_size != 1024
-                                                  ? 1e300 : 0));
+    CHECK(c.best_time() <=
+          c.fa_time * (1 + 1e-9) +
+              (c.fa.kind == KernelKind::v2 && c.fa.partition_size != 512 && c.fa.partition_size != 1024
+                   ? 1e300
+                   : 0));
   }
   CHECK(r.vllm.accuracy >= 0);
   CHECK(r.vllm.accuracy <= 1);

@@ -41,17 +41,19 @@ TEST_CASE("sim calibrate: Spearman") {
 
 TEST_CASE("sim calibrate: CSV errors name the line and the column") {
   const std::string head = "kernel,num_seqs,num_heads,head_size,seq_len,time_us\n";
-  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs\nv1,1\n", "m.csv"), doctest::Contains("missing required column"),
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs\nv1,1\n", "m.csv"),
+                       doctest::Contains("missing required column"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,abc\n", "m.csv"),
+                       doctest::Contains("m.csv:2: time_us"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100\n", "m.csv"), doctest::Contains("5 cells"),
                        pao::Error);
-  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,abc\n", "m.csv"), doctest::Contains("m.csv:2: time_us"),
-                       pao::Error);
-  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100\n", "m.csv"), doctest::Contains("5 cells"), pao::Error);
-  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs,bogus\n", "m.csv"), doctest::Contains("unknown column 'bogus'"),
-                       pao::Error);
-  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,-5\n", "m.csv"), doctest::Contains("must be positive"),
-                       pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs,bogus\n", "m.csv"),
+                       doctest::Contains("unknown column 'bogus'"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,-5\n", "m.csv"),
+                       doctest::Contains("must be positive"), pao::Error);
   CHECK_THROWS_WITH_AS(parse_measurements(head, "m.csv"), doctest::Contains("no measurements"), pao::Error);
-  const auto rows = parse_measurements("# c\n" + head + "v1,2,8,128,100,5.5\r\nv2:1024,2,8,128,100,6\n", "m.csv");
+  const auto rows =
+      parse_measurements("# c\n" + head + "v1,2,8,128,100,5.5\r\nv2:1024,2,8,128,100,6\n", "m.csv");
   REQUIRE(rows.size() == 2);
   CHECK(rows[1].kernel.partition_size == 1024);
   CHECK(rows[0].group == rows[1].group);

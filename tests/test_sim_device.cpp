@@ -63,22 +63,30 @@ TEST_CASE("sim device: JSON round trip") {
 }
 
 TEST_CASE("sim device: bad descriptors name the field and the rule") {
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["num_smz"] = j["fields"]["num_sms"]; }))
-            .find("unknown field 'num_smz'") != std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"].erase("clock_ghz"); })).find("missing field 'clock_ghz'") !=
-        std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["num_sms"]["value"] = -3; })).find("'num_sms' = -3") !=
-        std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["num_sms"]["value"] = 16.5; })).find("whole number") !=
-        std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["warp_size"]["confidence"] = "probably"; }))
-            .find("confidence 'probably'") != std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["warp_size"].erase("source"); })).find("missing 'source'") !=
-        std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["dram_peak_gbps"]["unit"] = "TB/s"; }))
-            .find("unit must be \"GB/s\"") != std::string::npos);
-  CHECK(error_of(edited([](nlohmann::json& j) { j["fields"]["dram_achievable_gbps"]["value"] = 5000; }))
-            .find("exceeds dram_peak_gbps") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["num_smz"] = j["fields"]["num_sms"];
+        })).find("unknown field 'num_smz'") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"].erase("clock_ghz");
+        })).find("missing field 'clock_ghz'") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["num_sms"]["value"] = -3;
+        })).find("'num_sms' = -3") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["num_sms"]["value"] = 16.5;
+        })).find("whole number") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["warp_size"]["confidence"] = "probably";
+        })).find("confidence 'probably'") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["warp_size"].erase("source");
+        })).find("missing 'source'") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["dram_peak_gbps"]["unit"] = "TB/s";
+        })).find("unit must be \"GB/s\"") != std::string::npos);
+  CHECK(error_of(edited([](nlohmann::json& j) {
+          j["fields"]["dram_achievable_gbps"]["value"] = 5000;
+        })).find("exceeds dram_peak_gbps") != std::string::npos);
   CHECK(error_of(edited([](nlohmann::json& j) { j["extra"] = 1; })).find("unknown top-level key 'extra'") !=
         std::string::npos);
   CHECK(error_of("{\"name\": \"x\", ").find("not valid JSON") != std::string::npos);
@@ -97,11 +105,12 @@ TEST_CASE("sim device: unknown names list the known ones; overrides") {
   CHECK(d.num_sms == 32);
   CHECK(d.provenance.at("num_sms").confidence == "assumed");
   CHECK(d.provenance.at("num_sms").source.find("--set num_sms=32") != std::string::npos);
-  CHECK_THROWS_WITH_AS(apply_override(d, "num_smz=3"), doctest::Contains("unknown device field 'num_smz'"), pao::Error);
+  CHECK_THROWS_WITH_AS(apply_override(d, "num_smz=3"), doctest::Contains("unknown device field 'num_smz'"),
+                       pao::Error);
   CHECK_THROWS_WITH_AS(apply_override(d, "num_sms=many"), doctest::Contains("not a number"), pao::Error);
   CHECK_THROWS_WITH_AS(apply_override(d, "num_sms"), doctest::Contains("expected key=value"), pao::Error);
-  CHECK_THROWS_WITH_AS(apply_override(d, "dram_achievable_gbps=2000"), doctest::Contains("exceeds dram_peak_gbps"),
-                       pao::Error);
+  CHECK_THROWS_WITH_AS(apply_override(d, "dram_achievable_gbps=2000"),
+                       doctest::Contains("exceeds dram_peak_gbps"), pao::Error);
 }
 
 TEST_CASE("sim occupancy: the calculator's rule and its limiter") {

@@ -165,7 +165,8 @@ TEST_CASE("sim engine: one long CTA is latency-bound") {
   REQUIRE(r.ok);
   // 2500 blocks over 4 warps, twice (Q.K and P.V), plus the two softmax reductions.
   const double iterations = 2 * std::ceil(2500.0 / 4) + 2;
-  const double expected = d.launch_latency_us + d.cta_dispatch_overhead_us + iterations * d.iteration_latency_us;
+  const double expected =
+      d.launch_latency_us + d.cta_dispatch_overhead_us + iterations * d.iteration_latency_us;
   CHECK(r.time_us == doctest::Approx(expected).epsilon(1e-9));
   CHECK(r.kernels[0].achieved_gbps < 0.05 * d.dram_achievable_gbps);
 }
@@ -289,18 +290,21 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     std::vector<double> cap(slots.size(), 0.0);
     std::vector<int> computing(static_cast<std::size_t>(S), 0);
     for (std::size_t i = 0; i < slots.size(); ++i)
-      if (slots[i].flowing && l.ctas[static_cast<std::size_t>(slots[i].cta)].flops > 0) ++computing[i / static_cast<std::size_t>(occ)];
+      if (slots[i].flowing && l.ctas[static_cast<std::size_t>(slots[i].cta)].flops > 0)
+        ++computing[i / static_cast<std::size_t>(occ)];
     for (std::size_t i = 0; i < slots.size(); ++i) {
       if (!slots[i].flowing) continue;
       const CtaWork& w = l.ctas[static_cast<std::size_t>(slots[i].cta)];
       const double lat = w.iterations * d.iteration_latency_us;
       double c = std::min(C, lat > 0 ? w.dram_bytes / lat : 1e300);
-      if (w.flops > 0) c = std::min(c, w.dram_bytes * F / (computing[i / static_cast<std::size_t>(occ)] * w.flops));
+      if (w.flops > 0)
+        c = std::min(c, w.dram_bytes * F / (computing[i / static_cast<std::size_t>(occ)] * w.flops));
       cap[i] = c;
     }
     const auto sm_sum = [&](std::int64_t sm, double level) {
       double sum = 0;
-      for (std::int64_t j = 0; j < occ; ++j) sum += std::min(cap[static_cast<std::size_t>(sm * occ + j)], level);
+      for (std::int64_t j = 0; j < occ; ++j)
+        sum += std::min(cap[static_cast<std::size_t>(sm * occ + j)], level);
       return sum;
     };
     std::vector<double> mu(static_cast<std::size_t>(S), 1e300);
@@ -312,7 +316,8 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     }
     const auto total = [&](double L) {
       double sum = 0;
-      for (std::int64_t sm = 0; sm < S; ++sm) sum += sm_sum(sm, std::min(L, mu[static_cast<std::size_t>(sm)]));
+      for (std::int64_t sm = 0; sm < S; ++sm)
+        sum += sm_sum(sm, std::min(L, mu[static_cast<std::size_t>(sm)]));
       return sum;
     };
     double L = 1e300;
@@ -386,7 +391,8 @@ TEST_CASE("sim engine: matches a brute-force reference on random grids") {
       w.iterations = static_cast<std::int32_t>(u01(rng) * 50);
       l.ctas.push_back(w);
     }
-    INFO("case " << c << ": " << d.num_sms << " SMs, G=" << d.dram_achievable_gbps << " C=" << d.sm_bandwidth_cap_gbps);
+    INFO("case " << c << ": " << d.num_sms << " SMs, G=" << d.dram_achievable_gbps
+                 << " C=" << d.sm_bandwidth_cap_gbps);
     REQUIRE(compute_occupancy(d, l.resources).ctas_per_sm == (wide ? 16 : 4));
     double ref_bytes = 0;
     const double ref = reference_busy_us(d, l, &ref_bytes);

@@ -106,19 +106,25 @@ TEST_CASE("sim model: prefix work follows the lib's prefix plan") {
     CHECK(work[i].partition == c.m_tile);
     CHECK(work[i].iterations == (c.num_tiles() > 0 ? c.num_tiles() + 1 : 0));
     // GQA pairs share K/V (2 sequences x 2 heads fit in a wave): half the K/V bytes each.
-    const double kv = 2.0 * c.context_keys * 128 * 2 + std::ceil(c.ctx_len / 16.0) * 4 + 2.0 * c.new_keys * 256;
+    const double kv =
+        2.0 * c.context_keys * 128 * 2 + std::ceil(c.ctx_len / 16.0) * 4 + 2.0 * c.new_keys * 256;
     CHECK(work[i].dram_bytes == doctest::Approx(2.0 * c.num_rows() * 256 + kv / 2));
   }
   // Sequence 1 has no rows in tiles 1 and 2: vLLM still walks its (empty) context and stores
   // nothing; sequence 0's later tiles walk more new-token tiles (causal).
-  const auto index = [&](int seq, int head, int m) { return static_cast<std::size_t>((m * 4 + head) * 2 + seq); };
+  const auto index = [&](int seq, int head, int m) {
+    return static_cast<std::size_t>((m * 4 + head) * 2 + seq);
+  };
   CHECK(work[index(1, 0, 1)].dram_bytes == 0);
   CHECK(work[index(0, 0, 0)].iterations < work[index(0, 0, 2)].iterations);
-  CHECK_THROWS_AS(build_launches(d, [] {
-                    Workload bad = decode({10}, 4, 2);
-                    bad.query_lens = {11};
-                    return bad;
-                  }(), k),
+  CHECK_THROWS_AS(build_launches(
+                      d,
+                      [] {
+                        Workload bad = decode({10}, 4, 2);
+                        bad.query_lens = {11};
+                        return bad;
+                      }(),
+                      k),
                   pao::Error);
 }
 
@@ -148,7 +154,8 @@ TEST_CASE("sim model: kernel specs and workload errors") {
   CHECK_THROWS_WITH_AS(validate_workload(w), doctest::Contains("seq_lens[1] = -1"), pao::Error);
   const Device d = load_device("bi-v100");
   KernelConfig v2 = parse_kernel_spec("v2:500", {});
-  CHECK_THROWS_WITH_AS(build_launches(d, decode({100}), v2), doctest::Contains("partition_size = 500"), pao::Error);
+  CHECK_THROWS_WITH_AS(build_launches(d, decode({100}), v2), doctest::Contains("partition_size = 500"),
+                       pao::Error);
 }
 
 TEST_CASE("sim model: workloads from a case JSON") {

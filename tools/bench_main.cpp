@@ -4,9 +4,9 @@
 // / measured time. Exact precision is held to the fp64 FMA peak, kernel precision to the fp32 one.
 // Kernel precision emulates f16 arithmetic where the GPU kernel has it (vLLM's f16 P·V), so for
 // f16 cases it also prints the floor that the measured f16 rounding rate sets.
-#include <CLI/CLI.hpp>
 #include <omp.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   int repeats = 2;
   app.add_option("--cases", cases, "which cases to run")->capture_default_str();
   app.add_option("--json", json_path, "also write the results as JSON to this file");
-  app.add_option("--repeats", repeats, "runs per case and precision; the fastest counts")->capture_default_str();
+  app.add_option("--repeats", repeats, "runs per case and precision; the fastest counts")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   std::printf("measuring machine limits (%d threads) ...\n", omp_get_max_threads());
@@ -94,11 +95,13 @@ int main(int argc, char** argv) {
         res.f16_bound_s = bc.kernel_f16_roundings / m.f16_roundings_per_s;
       }
       results.push_back(res);
-      std::printf("%-8s %-7s %10.3f %10.2f %9.3f %8.2f %10.2f %9.1f%%\n", name.c_str(), prec, bc.kv_bytes / 1e9,
-                  bc.flops / 1e9, best, bc.kv_bytes / best / 1e9, bc.flops / best / 1e9, 100 * bound / best);
+      std::printf("%-8s %-7s %10.3f %10.2f %9.3f %8.2f %10.2f %9.1f%%\n", name.c_str(), prec,
+                  bc.kv_bytes / 1e9, bc.flops / 1e9, best, bc.kv_bytes / best / 1e9, bc.flops / best / 1e9,
+                  100 * bound / best);
       if (res.f16_bound_s > 0)
-        std::printf("%-8s %-7s   %.2f G f16 roundings: >= %.3f s at the measured rate, %.1f%% of that floor\n", "", "",
-                    res.f16_roundings / 1e9, res.f16_bound_s, 100 * res.f16_bound_s / best);
+        std::printf(
+            "%-8s %-7s   %.2f G f16 roundings: >= %.3f s at the measured rate, %.1f%% of that floor\n", "",
+            "", res.f16_roundings / 1e9, res.f16_bound_s, 100 * res.f16_bound_s / best);
     }
   }
   if (!json_path.empty()) {

@@ -4,8 +4,8 @@
 // never pass/fail.
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -33,9 +33,10 @@ struct EngineCase {
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  std::printf("pao-sim-bench%s\n\n1. engine speed, one core (launch building excluded)\n", quick ? " (quick)" : "");
-  std::printf("%-10s %-8s %-34s %9s %10s %8s %12s %12s\n", "device", "kernel", "workload", "CTAs", "events", "sec",
-              "events/s", "CTAs/s");
+  std::printf("pao-sim-bench%s\n\n1. engine speed, one core (launch building excluded)\n",
+              quick ? " (quick)" : "");
+  std::printf("%-10s %-8s %-34s %9s %10s %8s %12s %12s\n", "device", "kernel", "workload", "CTAs", "events",
+              "sec", "events/s", "CTAs/s");
   const std::vector<EngineCase> cases = {
       {"bi-v100", "v2:512", 64, 32, 32768, "bandwidth-bound, 32 CTAs/SM"},
       {"bi-v100", "v1", 256, 32, 2048, "latency-bound, smem-limited"},
@@ -73,15 +74,18 @@ int main(int argc, char** argv) {
   spec.base.num_heads = 32;
   spec.base.num_kv_heads = 32;
   spec.base.seq_lens = {1};
-  for (const char* k : {"v1", "v2:256", "v2:512", "v2:1024", "v2:2048"}) spec.kernels.push_back(parse_kernel_spec(k, {}));
-  spec.axes = {parse_axis(quick ? "seq-len=256:3200:+256" : "seq-len=256:32000:+256"), parse_axis("num-seqs=1:128:x2"),
-               parse_axis("num-heads=8,16")};
+  for (const char* k : {"v1", "v2:256", "v2:512", "v2:1024", "v2:2048"})
+    spec.kernels.push_back(parse_kernel_spec(k, {}));
+  spec.axes = {parse_axis(quick ? "seq-len=256:3200:+256" : "seq-len=256:32000:+256"),
+               parse_axis("num-seqs=1:128:x2"), parse_axis("num-heads=8,16")};
   spec.threads = 2;
   std::size_t configs = spec.kernels.size();
   for (const auto& a : spec.axes) configs *= a.values.size();
-  std::printf("2. sweep of %zu configurations (%s: kernels v1 v2-256/512/1024/2048 x num-seqs 1..128 x num-heads 8,16 x "
-              "seq-len %s) on 2 threads\n",
-              configs, spec.device.name.c_str(), quick ? "256..3200" : "256..32000");
+  std::printf(
+      "2. sweep of %zu configurations (%s: kernels v1 v2-256/512/1024/2048 x num-seqs 1..128 x num-heads "
+      "8,16 x "
+      "seq-len %s) on 2 threads\n",
+      configs, spec.device.name.c_str(), quick ? "256..3200" : "256..32000");
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();
   const auto points = run_sweep(spec);

@@ -32,7 +32,8 @@ int run_example(int argc, char** argv) {
   std::int32_t partition_size = 512;
   std::string dtype = "f16", cache = "auto";
   std::uint64_t seed = 0;
-  app.add_option("--partition-size", partition_size, "V2 partition size (a multiple of 16)")->capture_default_str();
+  app.add_option("--partition-size", partition_size, "V2 partition size (a multiple of 16)")
+      ->capture_default_str();
   app.add_option("--dtype", dtype, "query/out dtype: f32, f16, bf16")->capture_default_str();
   app.add_option("--kv-cache-dtype", cache, "auto (= dtype), fp8_e4m3 or fp8_e5m2")->capture_default_str();
   app.add_option("--seed", seed, "seed of the case's values")->capture_default_str();
@@ -51,13 +52,15 @@ int run_example(int argc, char** argv) {
   spec.seed = seed;
   const DecodeCase c = make_decode_case(spec);
 
-  std::printf("case: %d seqs, heads %d/%d, head_size %d, block %d, %s (cache %s), seq_lens 1 1000 2049 4096\n",
-              spec.num_seqs, spec.num_heads, spec.num_kv_heads, spec.head_size, spec.block_size,
-              dtype_name(spec.dtype).data(), dtype_name(spec.kv_cache_dtype).data());
+  std::printf(
+      "case: %d seqs, heads %d/%d, head_size %d, block %d, %s (cache %s), seq_lens 1 1000 2049 4096\n",
+      spec.num_seqs, spec.num_heads, spec.num_kv_heads, spec.head_size, spec.block_size,
+      dtype_name(spec.dtype).data(), dtype_name(spec.kv_cache_dtype).data());
   auto timed = [&](auto fn) {
     const auto t0 = std::chrono::steady_clock::now();
     DecodeOutputs o = fn();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return std::make_pair(std::move(o), ms);
   };
   auto [truth, t_truth] = timed([&] { return paged_attention_v1(c.args(), Precision::exact); });
@@ -68,11 +71,11 @@ int run_example(int argc, char** argv) {
   for (auto prec : {Precision::exact, Precision::kernel}) {
     for (bool v2 : {false, true}) {
       if (!v2 && prec == Precision::exact) continue;
-      auto [o, ms] = timed([&] {
-        return v2 ? paged_attention_v2(c.args(), prec) : paged_attention_v1(c.args(), prec);
-      });
+      auto [o, ms] =
+          timed([&] { return v2 ? paged_attention_v2(c.args(), prec) : paged_attention_v1(c.args(), prec); });
       char name[64];
-      std::snprintf(name, sizeof name, "%s %s", v2 ? "v2" : "v1", prec == Precision::exact ? "exact" : "kernel");
+      std::snprintf(name, sizeof name, "%s %s", v2 ? "v2" : "v1",
+                    prec == Precision::exact ? "exact" : "kernel");
       std::printf("%-22s %10.1f %16.3e\n", name, ms, max_abs_diff(o.out, ref));
     }
   }

@@ -55,7 +55,8 @@ NamedTensorViews mutate_decode(const SafetensorsFile& g, const fs::path& path, c
   if (bug == "nan") out.set({0, 0, 0}, std::numeric_limits<double>::quiet_NaN());
   keep["out"] = std::move(out);
   keep["tmp_out"] = std::move(tmp);
-  return {{"out", keep["out"]}, {"tmp_out", keep["tmp_out"]}, {"max_logits", max_logits}, {"exp_sums", exp_sums}};
+  return {
+      {"out", keep["out"]}, {"tmp_out", keep["tmp_out"]}, {"max_logits", max_logits}, {"exp_sums", exp_sums}};
 }
 
 }  // namespace
@@ -72,9 +73,12 @@ int run_mutate(int argc, char** argv) {
       "example:  pao mutate out/golden out/broken --bug partition && pao diff out/golden out/broken",
       "pao mutate"};
   std::string golden_dir, out_dir, bug = "none";
-  app.add_option("GOLDEN", golden_dir, "folder of decode goldens (.safetensors)")->required()->check(CLI::ExistingDirectory);
+  app.add_option("GOLDEN", golden_dir, "folder of decode goldens (.safetensors)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   app.add_option("OUT", out_dir, "folder for the vendor-style files (same file names)")->required();
-  app.add_option("--bug", bug, "none, partition, head or nan")->capture_default_str()
+  app.add_option("--bug", bug, "none, partition, head or nan")
+      ->capture_default_str()
       ->check(CLI::IsMember({"none", "partition", "head", "nan"}));
   CLI11_PARSE(app, argc, argv);
 
@@ -85,19 +89,23 @@ int run_mutate(int argc, char** argv) {
     const SafetensorsFile g = read_safetensors(entry.path());
     if (g.find("v2.tmp_out") == nullptr) {  // prefix goldens: out only, the bug planted there too
       const Tensor* p = g.find("prefix.out");
-      if (p == nullptr) { ++skipped; continue; }
+      if (p == nullptr) {
+        ++skipped;
+        continue;
+      }
       Tensor out = Tensor::copy_of(*p);
       if (bug == "nan") out.set({0, 0, 0}, std::numeric_limits<double>::quiet_NaN());
       write_safetensors(fs::path(out_dir) / entry.path().filename(), {{"out", out}});
     } else {
       std::map<std::string, Tensor> keep;
-      write_safetensors(fs::path(out_dir) / entry.path().filename(), mutate_decode(g, entry.path(), bug, keep));
+      write_safetensors(fs::path(out_dir) / entry.path().filename(),
+                        mutate_decode(g, entry.path(), bug, keep));
     }
     ++written;
   }
   require(written > 0, golden_dir, ": no golden .safetensors files found");
-  std::printf("pao mutate: wrote %d vendor-style file(s) to %s (bug: %s)%s\n", written, out_dir.c_str(), bug.c_str(),
-              skipped ? ", skipped files without outputs" : "");
+  std::printf("pao mutate: wrote %d vendor-style file(s) to %s (bug: %s)%s\n", written, out_dir.c_str(),
+              bug.c_str(), skipped ? ", skipped files without outputs" : "");
   return 0;
 }
 

@@ -27,9 +27,11 @@ int run_sim(int argc, char** argv) {
   app.footer(
       "\nexamples:\n"
       "  pao sim run --device bi-v100 --kernel v2 --num-seqs 8 --seq-len 32768\n"
-      "  pao sim sweep --device bi-v100 --kernels v1,v2:512,v2:1024 --axis seq-len=512:65536:x2 --csv s.csv --svg s.svg\n"
+      "  pao sim sweep --device bi-v100 --kernels v1,v2:512,v2:1024 --axis seq-len=512:65536:x2 --csv s.csv "
+      "--svg s.svg\n"
       "  pao sim advise --device bi-v100 --svg advice.svg\n"
-      "  pao sim calibrate --device h200 --measurements data/measurements/example-synthetic.csv --out h200-cal.json\n"
+      "  pao sim calibrate --device h200 --measurements data/measurements/example-synthetic.csv --out "
+      "h200-cal.json\n"
       "\nrun `pao sim <subcommand> --help` for each subcommand's options.");
   sim_commands::Action action;
   sim_commands::add_run(app, action);

@@ -49,8 +49,10 @@ int execute(const RunOptions& o) {
     require(static_cast<bool>(out), "--trace ", o.trace_file, ": write failed");
     std::rename(tmp.c_str(), o.trace_file.c_str());
     if (writer.dropped_cta_slices() > 0)
-      std::fprintf(stderr, "note: the trace keeps the first %lld CTA slices; %lld more were dropped (--trace-max-ctas)\n",
-                   static_cast<long long>(o.trace_max_ctas), static_cast<long long>(writer.dropped_cta_slices()));
+      std::fprintf(
+          stderr,
+          "note: the trace keeps the first %lld CTA slices; %lld more were dropped (--trace-max-ctas)\n",
+          static_cast<long long>(o.trace_max_ctas), static_cast<long long>(writer.dropped_cta_slices()));
   } else {
     result = sim::simulate(device, launches);
   }
@@ -61,7 +63,8 @@ int execute(const RunOptions& o) {
     std::printf("device   %s\n", sim::device_summary(device).c_str());
     std::printf("kernel   %s\nworkload %s\n\n", kernel.label().c_str(), workload.to_string().c_str());
     std::fputs(sim::format_result(result, device).c_str(), stdout);
-    if (!o.trace_file.empty()) std::printf("trace    %s (open in https://ui.perfetto.dev)\n", o.trace_file.c_str());
+    if (!o.trace_file.empty())
+      std::printf("trace    %s (open in https://ui.perfetto.dev)\n", o.trace_file.c_str());
   }
   return result.ok ? 0 : 1;
 }
@@ -70,22 +73,25 @@ int execute(const RunOptions& o) {
 
 void add_run(CLI::App& sim, Action& action) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App* cmd = sim.add_subcommand(
-      "run",
-      "time one workload with one kernel: per-kernel time, CTAs, occupancy, waves, bandwidth, SM utilisation");
+  CLI::App* cmd = sim.add_subcommand("run",
+                                     "time one workload with one kernel: per-kernel time, CTAs, occupancy, "
+                                     "waves, bandwidth, SM utilisation");
   opts->device.add_to(*cmd);
   cmd->add_option("--kernel,-k", opts->kernel,
                   "v1 | v2[:PARTITION] | prefix[:BLOCK_MxBLOCK_N] | fallback[:TILE]")
       ->capture_default_str();
   opts->kernel_options.add_to(*cmd);
   opts->workload.add_to(*cmd);
-  cmd->add_flag("--json", opts->json, "print JSON: top-level time_us and kernels [{name, time_us, ctas, waves, ...}]");
+  cmd->add_flag("--json", opts->json,
+                "print JSON: top-level time_us and kernels [{name, time_us, ctas, waves, ...}]");
   cmd->add_option("--trace", opts->trace_file,
                   "write a Chrome/Perfetto trace (one track group per SM, a slice per CTA, counters)");
-  cmd->add_option("--trace-max-ctas", opts->trace_max_ctas, "CTA slices kept in the trace")->capture_default_str();
+  cmd->add_option("--trace-max-ctas", opts->trace_max_ctas, "CTA slices kept in the trace")
+      ->capture_default_str();
   cmd->footer(
       "\nexamples:\n"
-      "  # V1 at 8K tokens, V2 with 1024-token partitions at 32K (V1's shared memory stops near 16K on the BI-V100)\n"
+      "  # V1 at 8K tokens, V2 with 1024-token partitions at 32K (V1's shared memory stops near 16K on the "
+      "BI-V100)\n"
       "  pao sim run --device bi-v100 --kernel v1 --num-seqs 8 --seq-len 8192\n"
       "  pao sim run --device bi-v100 --kernel v2:1024 --num-seqs 8 --seq-len 32768\n"
       "  # what if the chip had 32 SMs and 900 GB/s?\n"

@@ -28,7 +28,8 @@ struct SweepOptions {
   bool quiet = false;
 };
 
-std::string axis_value_text(const std::vector<sim::Axis>& axes, const std::vector<double>& values, std::size_t from) {
+std::string axis_value_text(const std::vector<sim::Axis>& axes, const std::vector<double>& values,
+                            std::size_t from) {
   std::string s;
   for (std::size_t a = from; a < axes.size(); ++a) {
     char b[96];
@@ -47,8 +48,9 @@ int execute(const SweepOptions& o) {
   const std::string& ks = o.kernels;
   while (pos <= ks.size()) {
     const auto comma = ks.find(',', pos);
-    spec.kernels.push_back(sim::parse_kernel_spec(ks.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos),
-                                                  o.kernel_options.defaults()));
+    spec.kernels.push_back(
+        sim::parse_kernel_spec(ks.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos),
+                               o.kernel_options.defaults()));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
@@ -80,8 +82,10 @@ int execute(const SweepOptions& o) {
       std::size_t best = nk;
       for (std::size_t k = 0; k < nk; ++k) {
         const auto& p = points[c * nk + k];
-        if (p.ok) std::printf(" %14.1f", p.time_us);
-        else std::printf(" %14s", "n/a");
+        if (p.ok)
+          std::printf(" %14.1f", p.time_us);
+        else
+          std::printf(" %14s", "n/a");
         if (p.ok && (best == nk || p.time_us < points[c * nk + best].time_us)) best = k;
       }
       std::printf("  %s\n", best < nk ? spec.kernels[best].label().c_str() : "-");
@@ -100,13 +104,15 @@ int execute(const SweepOptions& o) {
                 spec.kernels[c.faster_below].label().c_str(), spec.kernels[above].label().c_str());
   }
   if (crossovers.size() == ties) std::printf("  none in the swept range\n");
-  if (ties > 0) std::printf("  (%zu more where the two stay within 2%% of each other: near-ties, not listed)\n", ties);
+  if (ties > 0)
+    std::printf("  (%zu more where the two stay within 2%% of each other: near-ties, not listed)\n", ties);
   std::size_t failed = 0;
   for (const auto& p : points) failed += p.ok ? 0 : 1;
   if (failed > 0) {
     for (const auto& p : points)
       if (!p.ok) {
-        std::printf("\n%zu points do not run; the first: %s %s: %s\n", failed, spec.kernels[p.kernel].label().c_str(),
+        std::printf("\n%zu points do not run; the first: %s %s: %s\n", failed,
+                    spec.kernels[p.kernel].label().c_str(),
                     axis_value_text(spec.axes, p.axis_values, 0).c_str(), p.error.c_str());
         break;
       }
@@ -117,7 +123,8 @@ int execute(const SweepOptions& o) {
     sim::LinePlot plot;
     std::string swept;
     for (const auto& a : spec.axes) swept += (swept.empty() ? "" : ", ") + a.name;
-    plot.title = "pao sim sweep on " + spec.device.name + ": " + spec.base.to_string() + " (swept: " + swept + ")";
+    plot.title =
+        "pao sim sweep on " + spec.device.name + ": " + spec.base.to_string() + " (swept: " + swept + ")";
     plot.x_label = spec.axes[0].name;
     plot.y_label = "time (us)";
     plot.log_x = spec.axes[0].geometric;
@@ -147,7 +154,8 @@ int execute(const SweepOptions& o) {
       plot.marker_label.push_back(spec.kernels[c.a].label() + "/" + spec.kernels[c.b].label());
     }
     sim::write_text_file(o.svg_file, sim::render_line_plot(plot));
-    std::printf("\nplot: %s%s\n", o.svg_file.c_str(), combos > shown ? " (first 4 combinations of the other axes)" : "");
+    std::printf("\nplot: %s%s\n", o.svg_file.c_str(),
+                combos > shown ? " (first 4 combinations of the other axes)" : "");
   }
   if (!o.csv_file.empty()) std::printf("csv:  %s (%zu rows)\n", o.csv_file.c_str(), points.size());
   return 0;
@@ -160,23 +168,28 @@ void add_sweep(CLI::App& sim, Action& action) {
   CLI::App* cmd = sim.add_subcommand(
       "sweep", "time several kernels over workload, kernel or device axes; CSV, SVG plot, crossover points");
   opts->device.add_to(*cmd);
-  cmd->add_option("--kernels", opts->kernels, "comma-separated kernels: v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE]")
+  cmd->add_option("--kernels", opts->kernels,
+                  "comma-separated kernels: v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE]")
       ->capture_default_str();
-  cmd->add_option("--axis", opts->axes,
-                  "NAME=LIST, repeatable (first axis = x of the plot). LIST: a,b,c | start:stop:xFACTOR | start:stop:+STEP. "
-                  "NAME: num-seqs num-heads num-kv-heads head-size block-size seq-len query-len max-seq-len "
-                  "partition-size threads regs block-m block-n fallback-tile, or a device field (num_sms, ...)")
+  cmd->add_option(
+         "--axis", opts->axes,
+         "NAME=LIST, repeatable (first axis = x of the plot). LIST: a,b,c | start:stop:xFACTOR | "
+         "start:stop:+STEP. "
+         "NAME: num-seqs num-heads num-kv-heads head-size block-size seq-len query-len max-seq-len "
+         "partition-size threads regs block-m block-n fallback-tile, or a device field (num_sms, ...)")
       ->required();
   opts->kernel_options.add_to(*cmd);
   opts->workload.add_to(*cmd);
   cmd->add_option("--csv", opts->csv_file, "write every point as CSV");
   cmd->add_option("--svg", opts->svg_file, "write a plot of time against the first axis");
-  cmd->add_option("--jobs,-j", opts->jobs, "threads (default: OMP_NUM_THREADS or all cores); results do not depend on it");
+  cmd->add_option("--jobs,-j", opts->jobs,
+                  "threads (default: OMP_NUM_THREADS or all cores); results do not depend on it");
   cmd->add_flag("--quiet,-q", opts->quiet, "print only the crossovers");
   cmd->footer(
       "\nexamples:\n"
       "  # where does V2 beat V1 on the BI-V100, and 512 vs 1024?\n"
-      "  pao sim sweep -d bi-v100 --kernels v1,v2:512,v2:1024 --axis seq-len=256:131072:x2 --csv s.csv --svg s.svg\n"
+      "  pao sim sweep -d bi-v100 --kernels v1,v2:512,v2:1024 --axis seq-len=256:131072:x2 --csv s.csv --svg "
+      "s.svg\n"
       "  # the same against batch size, at three lengths\n"
       "  pao sim sweep --axis num-seqs=1:256:x2 --axis seq-len=2048,8192,32768\n"
       "  # what if the SM count changed?\n"

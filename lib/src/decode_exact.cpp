@@ -66,7 +66,6 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   for (std::int32_t g = 0; g < G; ++g)
     read_row(p.query, task.seq, task.kv_head * G + g, hs, q.data() + static_cast<std::size_t>(g) * hs);
 
-
   // Whole blocks of the common layouts take the fused loops; the rest takes the general ones.
   std::optional<FusedExactBlocks> fused;
   if (fused_exact_supported(p)) fused.emplace(p, q.data(), G);
@@ -78,33 +77,38 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   const std::size_t es = dtype_size(kv.cache_dtype);
 
   // Pass 1: logits.
-  for_each_block(kv, task, CacheSide::key, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
-    double* lg0 = logits.data() + (t0 - task.token_begin);
-    if (fused && nt == bs) {
-      fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es, lg0, n);
-    } else {
-      load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head], block,
-                      task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
-      for (std::int32_t g = 0; g < G; ++g)
-        for (std::int32_t t = 0; t < nt; ++t)
-          lg0[static_cast<std::size_t>(g) * n + t] =
-              dot_product(q.data() + static_cast<std::size_t>(g) * hs, k_tile.data() + static_cast<std::size_t>(t) * hs, hs);
-    }
-    // Scale, soft-cap, ALiBi, window: one loop per step, so that each vectorises.
-    for (std::int32_t g = 0; g < G; ++g) {
-      double* lg = lg0 + static_cast<std::size_t>(g) * n;
-      const std::int32_t head = task.kv_head * G + g;
-      const double slope = sc.alibi_slopes.empty() ? 0.0 : sc.alibi_slopes[static_cast<std::size_t>(head)];
-      for (std::int32_t t = 0; t < nt; ++t) lg[t] = scale * lg[t];
-      if (sc.soft_cap > 0)
-        for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.soft_cap * std::tanh(lg[t] / sc.soft_cap);
-      if (!sc.alibi_slopes.empty())
-        for (std::int32_t t = 0; t < nt; ++t) lg[t] += slope * (t0 + t - seq_len + 1);
-      if (sc.sliding_window > 0)
-        for (std::int32_t t = 0; t < nt; ++t)
-          if (!in_window(query_pos, t0 + t, sc.sliding_window)) lg[t] = -std::numeric_limits<double>::infinity();
-    }
-  });
+  for_each_block(kv, task, CacheSide::key,
+                 [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+                   double* lg0 = logits.data() + (t0 - task.token_begin);
+                   if (fused && nt == bs) {
+                     fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es, lg0, n);
+                   } else {
+                     load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head],
+                                     block, task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
+                     for (std::int32_t g = 0; g < G; ++g)
+                       for (std::int32_t t = 0; t < nt; ++t)
+                         lg0[static_cast<std::size_t>(g) * n + t] =
+                             dot_product(q.data() + static_cast<std::size_t>(g) * hs,
+                                         k_tile.data() + static_cast<std::size_t>(t) * hs, hs);
+                   }
+                   // Scale, soft-cap, ALiBi, window: one loop per step, so that each vectorises.
+                   for (std::int32_t g = 0; g < G; ++g) {
+                     double* lg = lg0 + static_cast<std::size_t>(g) * n;
+                     const std::int32_t head = task.kv_head * G + g;
+                     const double slope =
+                         sc.alibi_slopes.empty() ? 0.0 : sc.alibi_slopes[static_cast<std::size_t>(head)];
+                     for (std::int32_t t = 0; t < nt; ++t) lg[t] = scale * lg[t];
+                     if (sc.soft_cap > 0)
+                       for (std::int32_t t = 0; t < nt; ++t)
+                         lg[t] = sc.soft_cap * std::tanh(lg[t] / sc.soft_cap);
+                     if (!sc.alibi_slopes.empty())
+                       for (std::int32_t t = 0; t < nt; ++t) lg[t] += slope * (t0 + t - seq_len + 1);
+                     if (sc.sliding_window > 0)
+                       for (std::int32_t t = 0; t < nt; ++t)
+                         if (!in_window(query_pos, t0 + t, sc.sliding_window))
+                           lg[t] = -std::numeric_limits<double>::infinity();
+                   }
+                 });
 
   // Softmax statistics.
   for (std::int32_t g = 0; g < G; ++g) {
@@ -134,44 +138,47 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   }
   thread_local std::vector<double> weights;
   weights.resize(static_cast<std::size_t>(bs));
-  for_each_block(kv, rest, CacheSide::value, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
-    load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], block,
-                    task.kv_head, nt, bs, hs, v_tile.data(), {1, bs});
-    if (nt < bs)
-      for (std::int32_t d = 0; d < hs; ++d) std::fill(v_tile.begin() + d * bs + nt, v_tile.begin() + (d + 1) * bs, 0.0);
-    for (std::int32_t g = 0; g < G; ++g) {
-      const double* e = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
-      std::copy(e, e + nt, weights.begin());
-      std::fill(weights.begin() + nt, weights.end(), 0.0);
-      if (lanes_fit) {  // acc[g][d] holds 8 lanes: token t adds into lane t % 8
-        double* __restrict a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
-        const double* __restrict v = v_tile.data();
-        const double* __restrict w = weights.data();
-        for (std::int32_t d = 0; d < hs; d += 4) {  // four rows at once: independent chains
-          f64x8 s0 = load_vec<f64x8>(a + (d + 0) * kLanes), s1 = load_vec<f64x8>(a + (d + 1) * kLanes);
-          f64x8 s2 = load_vec<f64x8>(a + (d + 2) * kLanes), s3 = load_vec<f64x8>(a + (d + 3) * kLanes);
-          for (std::int32_t t = 0; t < bs; t += kLanes) {
-            const f64x8 wt = load_vec<f64x8>(w + t);
-            s0 = fma_vec(wt, load_vec<f64x8>(v + (d + 0) * bs + t), s0);
-            s1 = fma_vec(wt, load_vec<f64x8>(v + (d + 1) * bs + t), s1);
-            s2 = fma_vec(wt, load_vec<f64x8>(v + (d + 2) * bs + t), s2);
-            s3 = fma_vec(wt, load_vec<f64x8>(v + (d + 3) * bs + t), s3);
+  for_each_block(
+      kv, rest, CacheSide::value, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+        load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], block,
+                        task.kv_head, nt, bs, hs, v_tile.data(), {1, bs});
+        if (nt < bs)
+          for (std::int32_t d = 0; d < hs; ++d)
+            std::fill(v_tile.begin() + d * bs + nt, v_tile.begin() + (d + 1) * bs, 0.0);
+        for (std::int32_t g = 0; g < G; ++g) {
+          const double* e = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
+          std::copy(e, e + nt, weights.begin());
+          std::fill(weights.begin() + nt, weights.end(), 0.0);
+          if (lanes_fit) {  // acc[g][d] holds 8 lanes: token t adds into lane t % 8
+            double* __restrict a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
+            const double* __restrict v = v_tile.data();
+            const double* __restrict w = weights.data();
+            for (std::int32_t d = 0; d < hs; d += 4) {  // four rows at once: independent chains
+              f64x8 s0 = load_vec<f64x8>(a + (d + 0) * kLanes), s1 = load_vec<f64x8>(a + (d + 1) * kLanes);
+              f64x8 s2 = load_vec<f64x8>(a + (d + 2) * kLanes), s3 = load_vec<f64x8>(a + (d + 3) * kLanes);
+              for (std::int32_t t = 0; t < bs; t += kLanes) {
+                const f64x8 wt = load_vec<f64x8>(w + t);
+                s0 = fma_vec(wt, load_vec<f64x8>(v + (d + 0) * bs + t), s0);
+                s1 = fma_vec(wt, load_vec<f64x8>(v + (d + 1) * bs + t), s1);
+                s2 = fma_vec(wt, load_vec<f64x8>(v + (d + 2) * bs + t), s2);
+                s3 = fma_vec(wt, load_vec<f64x8>(v + (d + 3) * bs + t), s3);
+              }
+              store_vec(a + (d + 0) * kLanes, s0);
+              store_vec(a + (d + 1) * kLanes, s1);
+              store_vec(a + (d + 2) * kLanes, s2);
+              store_vec(a + (d + 3) * kLanes, s3);
+            }
+          } else {
+            double* a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
+            for (std::int32_t d = 0; d < hs; ++d) {
+              const double* v = v_tile.data() + static_cast<std::size_t>(d) * bs;
+              double* ad = a + static_cast<std::size_t>(d) * bs;
+              for (std::int32_t t = 0; t < bs; ++t)
+                ad[t] = std::fma(weights[static_cast<std::size_t>(t)], v[t], ad[t]);
+            }
           }
-          store_vec(a + (d + 0) * kLanes, s0);
-          store_vec(a + (d + 1) * kLanes, s1);
-          store_vec(a + (d + 2) * kLanes, s2);
-          store_vec(a + (d + 3) * kLanes, s3);
         }
-      } else {
-        double* a = acc.data() + static_cast<std::size_t>(g) * acc_stride;
-        for (std::int32_t d = 0; d < hs; ++d) {
-          const double* v = v_tile.data() + static_cast<std::size_t>(d) * bs;
-          double* ad = a + static_cast<std::size_t>(d) * bs;
-          for (std::int32_t t = 0; t < bs; ++t) ad[t] = std::fma(weights[static_cast<std::size_t>(t)], v[t], ad[t]);
-        }
-      }
-    }
-  });
+      });
   for (std::int32_t g = 0; g < G; ++g) {
     const double l = r.exp_sum[g];
     const std::int32_t width = lanes_fit ? kLanes : bs;

@@ -12,12 +12,12 @@
 #include "decode_kernel_fused.hpp"
 #include "decode_partition.hpp"
 #include "kv_tile.hpp"
-#include "prefix_tile_math.hpp"  // kernel_exp_n
-#include "simd.hpp"
-#include "view_row.hpp"
 #include "pao/error.hpp"
 #include "pao/formats.hpp"
 #include "pao/kernel_math.hpp"
+#include "prefix_tile_math.hpp"  // kernel_exp_n
+#include "simd.hpp"
+#include "view_row.hpp"
 
 namespace pao::detail {
 
@@ -60,8 +60,8 @@ float visible_max(const float* lg, std::int32_t n, bool& any_visible) {
 /// Per token: accumulator a (= dim % dims_per_step) starts with a product and adds the later
 /// dims of its class with fma (vLLM's qk_dot_); each thread sums its vec_size accumulators left
 /// to right; the thread group combines by xor butterfly.
-void qk_block(const DecodeGeometry& g, const float* q, const float* k_tile, std::int32_t hs,
-              std::int32_t bs, std::int32_t nt, float* acc /*[dims_per_step][bs]*/, float* out) {
+void qk_block(const DecodeGeometry& g, const float* q, const float* k_tile, std::int32_t hs, std::int32_t bs,
+              std::int32_t nt, float* acc /*[dims_per_step][bs]*/, float* out) {
   const std::int32_t A = g.dims_per_step;
   // Accumulator a for a run of tokens, kept in a register across its dims (vector lanes are
   // tokens; each lane's chain is the scalar one).
@@ -81,7 +81,8 @@ void qk_block(const DecodeGeometry& g, const float* q, const float* k_tile, std:
     float* acc_a = acc + static_cast<std::size_t>(a) * bs;
     for (std::int32_t t = t0; t < nt; ++t) acc_a[t] = q[a] * k_tile[static_cast<std::size_t>(a) * bs + t];
     for (std::int32_t d = a + A; d < hs; d += A)
-      for (std::int32_t t = t0; t < nt; ++t) acc_a[t] = std::fma(q[d], k_tile[static_cast<std::size_t>(d) * bs + t], acc_a[t]);
+      for (std::int32_t t = t0; t < nt; ++t)
+        acc_a[t] = std::fma(q[d], k_tile[static_cast<std::size_t>(d) * bs + t], acc_a[t]);
   }
   // Lane sums: thread o's accumulators o*vec_size + [0, vec_size), left to right, in place into
   // row o*vec_size.
@@ -195,30 +196,36 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
 
   // Q·K. Masked tokens (past seq_len: never in [token_begin, token_end); outside the sliding
   // window: -inf) take no part in the max.
-  for_each_block(kv, task, CacheSide::key, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
-    const bool whole = fused && nt == bs;
-    if (whole)
-      fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es,
-                logits.data() + (t0 - task.token_begin), n);
-    else
-      load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block, task.kv_head,
-                       nt, bs, hs, k_tile.data(), {1, bs});
-    for (std::int32_t g = 0; g < G; ++g) {
-      float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
-      if (!whole)
-        qk_block(geo, q.data() + static_cast<std::size_t>(g) * hs, k_tile.data(), hs, bs, nt, qk_acc.data(), lg);
-      // Per token: scale, soft-cap, ALiBi, window; one loop per step, so that each vectorises.
-      const std::int32_t head = task.kv_head * G + g;
-      const float slope = sc.alibi_slopes.empty() ? 0.0f : sc.alibi_slopes[static_cast<std::size_t>(head)];
-      for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.scale * lg[t];
-      if (sc.soft_cap > 0)
-        for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.soft_cap * kernel_tanh(lg[t] / sc.soft_cap);
-      if (slope != 0.0f)
-        for (std::int32_t t = 0; t < nt; ++t) lg[t] = std::fma(slope, static_cast<float>(t0 + t - seq_len + 1), lg[t]);
-      if (sc.sliding_window > 0)
-        for (std::int32_t t = 0; t < nt; ++t) lg[t] = in_window(query_pos, t0 + t, sc.sliding_window) ? lg[t] : neg_inf;
-    }
-  });
+  for_each_block(kv, task, CacheSide::key,
+                 [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+                   const bool whole = fused && nt == bs;
+                   if (whole)
+                     fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es,
+                               logits.data() + (t0 - task.token_begin), n);
+                   else
+                     load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block,
+                                      task.kv_head, nt, bs, hs, k_tile.data(), {1, bs});
+                   for (std::int32_t g = 0; g < G; ++g) {
+                     float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
+                     if (!whole)
+                       qk_block(geo, q.data() + static_cast<std::size_t>(g) * hs, k_tile.data(), hs, bs, nt,
+                                qk_acc.data(), lg);
+                     // Per token: scale, soft-cap, ALiBi, window; one loop per step, so that each vectorises.
+                     const std::int32_t head = task.kv_head * G + g;
+                     const float slope =
+                         sc.alibi_slopes.empty() ? 0.0f : sc.alibi_slopes[static_cast<std::size_t>(head)];
+                     for (std::int32_t t = 0; t < nt; ++t) lg[t] = sc.scale * lg[t];
+                     if (sc.soft_cap > 0)
+                       for (std::int32_t t = 0; t < nt; ++t)
+                         lg[t] = sc.soft_cap * kernel_tanh(lg[t] / sc.soft_cap);
+                     if (slope != 0.0f)
+                       for (std::int32_t t = 0; t < nt; ++t)
+                         lg[t] = std::fma(slope, static_cast<float>(t0 + t - seq_len + 1), lg[t]);
+                     if (sc.sliding_window > 0)
+                       for (std::int32_t t = 0; t < nt; ++t)
+                         lg[t] = in_window(query_pos, t0 + t, sc.sliding_window) ? lg[t] : neg_inf;
+                   }
+                 });
 
   // Softmax: block max, exp, per-thread partial sums (thread i % NT owns token i), block_sum.
   thread_local std::vector<float> lanes;
@@ -254,35 +261,36 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   // last block's tail so that NaN poison cannot leak).
   thread_local std::vector<float> p_vec;
   p_vec.resize(static_cast<std::size_t>(VV));
-  for_each_block(kv, task, CacheSide::value, [&](std::int32_t b, std::int32_t t0, std::int32_t nt, std::int32_t block) {
-    const std::int32_t w = (b - first_block) % NW;
-    if (fused && nt == bs) {
-      fused->load_value(kv.value_data + kv.value_layout.offset(block, task.kv_head, 0, 0) * es);
-      for (std::int32_t g = 0; g < G; ++g) {
-        const float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
-        for (std::int32_t pv = 0; pv < NVR; ++pv)
-          fused->pv(lg + pv * VV, pv * VV, acc_row(g, w, pv));
-      }
-      return;
-    }
-    load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, block, task.kv_head,
-                     nt, bs, hs, v_tile.data(), {hs, 1});
-    std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
-    for (std::int32_t g = 0; g < G; ++g) {
-      const float* lg = logits.data() + static_cast<std::size_t>(g) * n;
-      for (std::int32_t pv = 0; pv < NVR; ++pv) {
-        for (std::int32_t j = 0; j < VV; ++j) {
-          const std::int32_t token = t0 + pv * VV + j;
-          p_vec[static_cast<std::size_t>(j)] = token < task.token_end ? lg[token - task.token_begin] : 0.0f;
+  for_each_block(
+      kv, task, CacheSide::value, [&](std::int32_t b, std::int32_t t0, std::int32_t nt, std::int32_t block) {
+        const std::int32_t w = (b - first_block) % NW;
+        if (fused && nt == bs) {
+          fused->load_value(kv.value_data + kv.value_layout.offset(block, task.kv_head, 0, 0) * es);
+          for (std::int32_t g = 0; g < G; ++g) {
+            const float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
+            for (std::int32_t pv = 0; pv < NVR; ++pv) fused->pv(lg + pv * VV, pv * VV, acc_row(g, w, pv));
+          }
+          return;
         }
-        float* dot = pv_tmp.data() + 2 * static_cast<std::size_t>(hs);
-        pv_dot(p.dtype, p_vec.data(), v_tile.data() + static_cast<std::size_t>(pv) * VV * hs, VV, hs, dot,
-               pv_tmp.data());
-        float* acc = acc_row(g, w, pv);
-        for (std::int32_t d = 0; d < hs; ++d) acc[d] = acc[d] + dot[d];
-      }
-    }
-  });
+        load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, block,
+                         task.kv_head, nt, bs, hs, v_tile.data(), {hs, 1});
+        std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
+        for (std::int32_t g = 0; g < G; ++g) {
+          const float* lg = logits.data() + static_cast<std::size_t>(g) * n;
+          for (std::int32_t pv = 0; pv < NVR; ++pv) {
+            for (std::int32_t j = 0; j < VV; ++j) {
+              const std::int32_t token = t0 + pv * VV + j;
+              p_vec[static_cast<std::size_t>(j)] =
+                  token < task.token_end ? lg[token - task.token_begin] : 0.0f;
+            }
+            float* dot = pv_tmp.data() + 2 * static_cast<std::size_t>(hs);
+            pv_dot(p.dtype, p_vec.data(), v_tile.data() + static_cast<std::size_t>(pv) * VV * hs, VV, hs, dot,
+                   pv_tmp.data());
+            float* acc = acc_row(g, w, pv);
+            for (std::int32_t d = 0; d < hs; ++d) acc[d] = acc[d] + dot[d];
+          }
+        }
+      });
   // Reduce: butterfly over the NVR lanes of a row, then the cross-warp halving tree (which is
   // the same tree as a butterfly over warps); butterfly_sum's trees, on whole rows of dims.
   auto add_row = [&](float* dst, const float* src) {

@@ -57,9 +57,11 @@ void for_each_block(const PagedKV& kv, const PartitionTask& task, CacheSide side
                   kv.cache_dtype, table[b], task.kv_head, bs, hs, to);
   };
   if (key)  // the walk's first blocks (later ones are prefetched as it goes)
-    for (std::int32_t b = first; b < first + kPrefetchDistance && b <= last; ++b) prefetch(true, b, PrefetchTo::l2);
+    for (std::int32_t b = first; b < first + kPrefetchDistance && b <= last; ++b)
+      prefetch(true, b, PrefetchTo::l2);
   for (std::int32_t b = first; b <= last; ++b) {
-    if (b + kPrefetchDistance <= last) prefetch(key, b + kPrefetchDistance, key ? PrefetchTo::l2 : PrefetchTo::l1);
+    if (b + kPrefetchDistance <= last)
+      prefetch(key, b + kPrefetchDistance, key ? PrefetchTo::l2 : PrefetchTo::l1);
     if (key) {
       prefetch(false, b, PrefetchTo::l2);
       if (b + kL1Distance <= last) prefetch(true, b + kL1Distance, PrefetchTo::l1);

@@ -59,7 +59,8 @@ void reduce_kernel(const DecodeGeometry& geo, const float* tmp, const float* max
     float acc = 0.0f;
     // vLLM: acc += tmp * exp_sum_j * inv, which nvcc contracts to fma(tmp * exp_sum_j, inv, acc).
     for (std::int32_t j = 0; j < num_partitions; ++j)
-      acc = std::fma(tmp[static_cast<std::size_t>(j) * hs + d] * rescaled[static_cast<std::size_t>(j)], inv, acc);
+      acc = std::fma(tmp[static_cast<std::size_t>(j) * hs + d] * rescaled[static_cast<std::size_t>(j)], inv,
+                     acc);
     out[d] = acc;
   }
 }

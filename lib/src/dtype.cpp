@@ -44,8 +44,7 @@ std::string_view safetensors_dtype_name(DType t) {
 DType parse_dtype(std::string_view name, std::string_view what) {
   for (const auto& n : kNames)
     if (n.pao == name) return n.type;
-  fail(what, ": unknown dtype '", name,
-       "' (expected one of f64 f32 f16 bf16 fp8_e4m3 fp8_e5m2 i32 i64 u8)");
+  fail(what, ": unknown dtype '", name, "' (expected one of f64 f32 f16 bf16 fp8_e4m3 fp8_e5m2 i32 i64 u8)");
 }
 
 DType parse_safetensors_dtype(std::string_view name) {

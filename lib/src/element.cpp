@@ -73,8 +73,7 @@ void decode_fp8_to_f32(DType t, const void* src, float* dst, std::size_t n) {
   const __m512 scale = _mm512_set1_ps(256.0f);
   const __m512i nan_bits = _mm512_set1_epi32(0x7FF00000);  // = decode_fp8_e4m3(0x7F)
   for (; i + 16 <= n; i += 16) {
-    const __m512i b =
-        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
     __m512 f;
     if (e4m3) {
       const __m512i mag = _mm512_and_si512(b, mag_mask);
@@ -180,7 +179,8 @@ void encode_f64_to_f16(const double* src, void* dst, std::size_t n) {
     const __mmask8 inexact = _mm512_cmp_pd_mask(_mm512_cvtps_pd(truncated), x, _CMP_NEQ_OQ);
     const __m256i bits = _mm256_castps_si256(truncated);
     const __m256i odd = _mm256_mask_or_epi32(bits, inexact, bits, _mm256_set1_epi32(1));
-    const __m128i h = _mm256_cvtps_ph(_mm256_castsi256_ps(odd), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m128i h =
+        _mm256_cvtps_ph(_mm256_castsi256_ps(odd), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), h);
   }
 #endif
@@ -274,8 +274,8 @@ void decode_to_f32(DType t, const void* src, float* dst, std::size_t n) {
     case DType::i64:
     case DType::u8:
       for (std::size_t i = 0; i < n; ++i) {
-        dst[i] = static_cast<float>(
-            decode_element(t, static_cast<const unsigned char*>(src) + i * dtype_size(t)));
+        dst[i] =
+            static_cast<float>(decode_element(t, static_cast<const unsigned char*>(src) + i * dtype_size(t)));
       }
       return;
   }

@@ -75,7 +75,8 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
       for (std::int64_t c = 0; c < head_size / x; ++c)
         for (std::int64_t t = 0; t < num_tokens; ++t)
           std::copy(src + (c * bs + t) * x, src + (c * bs + t + 1) * x, dst + t * dest.token_stride + c * x);
-    } else if (dest.token_stride == 1) {  // dim-major: a [block_size][x] -> [x][block_size] transpose per chunk
+    } else if (dest.token_stride ==
+               1) {  // dim-major: a [block_size][x] -> [x][block_size] transpose per chunk
       if constexpr (std::is_same_v<T, float>)
         if (transpose_key_chunks(src, bs, x, head_size, num_tokens, dst, dest.dim_stride)) return;
       for (std::int64_t c = 0; c < head_size / x; ++c)
@@ -113,7 +114,8 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
       }
     } else {
       for (std::int64_t t = 0; t < num_tokens; ++t)
-        for (std::int64_t d = 0; d < head_size; ++d) dst[t * dest.token_stride + d * dest.dim_stride] = src[d * bs + t];
+        for (std::int64_t d = 0; d < head_size; ++d)
+          dst[t * dest.token_stride + d * dest.dim_stride] = src[d * bs + t];
     }
     return;
   }
@@ -127,13 +129,16 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
   }
   // Runs along dims: chunks of x, or whole rows (NHD).
   std::int32_t chunk = 1;
-  if (x > 1 && l.dim_inner_stride == 1) chunk = static_cast<std::int32_t>(x);
-  else if (x == 1 && l.dim_outer_stride == 1) chunk = head_size;
+  if (x > 1 && l.dim_inner_stride == 1)
+    chunk = static_cast<std::int32_t>(x);
+  else if (x == 1 && l.dim_outer_stride == 1)
+    chunk = head_size;
   run.resize(static_cast<std::size_t>(chunk));
   for (std::int32_t t = 0; t < num_tokens; ++t) {
     for (std::int32_t d0 = 0; d0 < head_size; d0 += chunk) {
       decode(cache + l.offset(block, head, t, d0) * es, run.data(), static_cast<std::size_t>(chunk));
-      for (std::int32_t i = 0; i < chunk; ++i) dst[t * dest.token_stride + (d0 + i) * dest.dim_stride] = run[i];
+      for (std::int32_t i = 0; i < chunk; ++i)
+        dst[t * dest.token_stride + (d0 + i) * dest.dim_stride] = run[i];
     }
   }
 }
@@ -173,8 +178,10 @@ void prefetch_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtyp
                    std::int32_t head, std::int32_t block_size, std::int32_t head_size, PrefetchTo to) {
   // __builtin_prefetch's locality must be a constant: 3 = all levels (L1), 2 = L2 and beyond.
   auto prefetch = [to](const std::byte* p) {
-    if (to == PrefetchTo::l1) __builtin_prefetch(p, 0, 3);
-    else __builtin_prefetch(p, 0, 2);
+    if (to == PrefetchTo::l1)
+      __builtin_prefetch(p, 0, 3);
+    else
+      __builtin_prefetch(p, 0, 2);
   };
   const std::int64_t es = static_cast<std::int64_t>(dtype_size(dtype));
   const std::int64_t slice = static_cast<std::int64_t>(block_size) * head_size * es;
@@ -195,9 +202,9 @@ void prefetch_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtyp
   }
 }
 
-void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype,
-                     double scale, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
-                     std::int32_t block_size, std::int32_t head_size, double* dst, TileDest dest) {
+void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, double scale,
+                     std::int64_t block, std::int32_t head, std::int32_t num_tokens, std::int32_t block_size,
+                     std::int32_t head_size, double* dst, TileDest dest) {
   const bool scaled = is_fp8(cache_dtype) && scale != 1.0;
   copy_tile(cache, layout, cache_dtype, block, head, num_tokens, block_size, head_size, dst, dest,
             [&](const std::byte* src, double* out, std::size_t n) {
@@ -207,10 +214,9 @@ void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DTy
             });
 }
 
-void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype,
-                      float scale, DType activation_dtype, std::int64_t block, std::int32_t head,
-                      std::int32_t num_tokens, std::int32_t block_size, std::int32_t head_size, float* dst,
-                      TileDest dest) {
+void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, float scale,
+                      DType activation_dtype, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
+                      std::int32_t block_size, std::int32_t head_size, float* dst, TileDest dest) {
   const bool fp8 = is_fp8(cache_dtype);
   copy_tile(cache, layout, cache_dtype, block, head, num_tokens, block_size, head_size, dst, dest,
             [&](const std::byte* src, float* out, std::size_t n) {

@@ -40,9 +40,9 @@ DecodeGeometry checked_geometry(const DecodeProblem& p, const KernelConfig& c) {
           ": the kernel precision needs a power of two >= 8 (vLLM's V vectors)");
   const auto g = DecodeGeometry::make(c.warp_size, c.threads_per_cta, bs,
                                       static_cast<std::int32_t>(dtype_size(p.dtype)));
-  require(p.head_size % g.dims_per_step == 0, "query: head_size = ", p.head_size,
-          " is not a multiple of ", g.dims_per_step, " (thread group size x vector size for block_size ",
-          bs, ", warp ", c.warp_size, ")");
+  require(p.head_size % g.dims_per_step == 0, "query: head_size = ", p.head_size, " is not a multiple of ",
+          g.dims_per_step, " (thread group size x vector size for block_size ", bs, ", warp ", c.warp_size,
+          ")");
   require(g.v_vecs_per_row <= c.warp_size, "key_cache: block_size = ", bs, " needs ", g.v_vecs_per_row,
           " lanes per V row, more than a warp of ", c.warp_size);
   return g;
@@ -112,8 +112,10 @@ DecodeOutputs run_decode(DecodeKernel kernel, const DecodeArgs& args, Precision 
       store(p.dtype, out, o.out, at, static_cast<std::size_t>(G) * hs);
       if (exact) store(DType::f64, out, o.out_f64, at, static_cast<std::size_t>(G) * hs);
     };
-    if (exact) ex.run<double>(emit);
-    else ex.run<float>(emit);
+    if (exact)
+      ex.run<double>(emit);
+    else
+      ex.run<float>(emit);
     return o;
   }
 
@@ -130,8 +132,10 @@ DecodeOutputs run_decode(DecodeKernel kernel, const DecodeArgs& args, Precision 
   }
   auto emit = [&](const AttentionCta& cta, const auto* out, const auto* mx, const auto* sum) {
     for (std::int32_t g = 0; g < G; ++g) {
-      const std::size_t row = (static_cast<std::size_t>(cta.seq) * p.num_heads + cta.head + g) * P + cta.partition;
-      store(p.dtype, out + static_cast<std::size_t>(g) * hs, o.tmp_out, row * hs, static_cast<std::size_t>(hs));
+      const std::size_t row =
+          (static_cast<std::size_t>(cta.seq) * p.num_heads + cta.head + g) * P + cta.partition;
+      store(p.dtype, out + static_cast<std::size_t>(g) * hs, o.tmp_out, row * hs,
+            static_cast<std::size_t>(hs));
       store(DType::f32, mx + g, o.max_logits, row, 1);
       store(DType::f32, sum + g, o.exp_sums, row, 1);
       if (exact) {
@@ -142,8 +146,10 @@ DecodeOutputs run_decode(DecodeKernel kernel, const DecodeArgs& args, Precision 
       }
     }
   };
-  if (exact) ex.run<double>(emit);
-  else ex.run<float>(emit);
+  if (exact)
+    ex.run<double>(emit);
+  else
+    ex.run<float>(emit);
 
   // The reduce kernel, one CTA per (seq, head).
   const std::int64_t n_reduce = static_cast<std::int64_t>(plan.reduce_ctas.size());
@@ -158,18 +164,24 @@ DecodeOutputs run_decode(DecodeKernel kernel, const DecodeArgs& args, Precision 
       const std::size_t row0 = (static_cast<std::size_t>(rc.seq) * p.num_heads + rc.head) * P;
       const std::size_t at = out_index(p, rc.seq, rc.head);
       if (exact) {
-        detail::reduce_exact(tmp64.data() + row0 * hs, max64.data() + row0, sum64.data() + row0, rc.num_partitions,
-                             hs, out64.data());
+        detail::reduce_exact(tmp64.data() + row0 * hs, max64.data() + row0, sum64.data() + row0,
+                             rc.num_partitions, hs, out64.data());
         store(p.dtype, out64.data(), o.out, at, static_cast<std::size_t>(hs));
         store(DType::f64, out64.data(), o.out_f64, at, static_cast<std::size_t>(hs));
       } else {
         // The reduce reads the stored (rounded) partials, as the GPU does.
         tmp32.resize(static_cast<std::size_t>(rc.num_partitions) * hs);
-        decode_to_f32(p.dtype, o.tmp_out.bytes() + row0 * hs * dtype_size(p.dtype), tmp32.data(), tmp32.size());
-        decode_to_f32(DType::f32, o.max_logits.bytes() + row0 * 4, mx32.data(), static_cast<std::size_t>(rc.num_partitions));
-        decode_to_f32(DType::f32, o.exp_sums.bytes() + row0 * 4, sum32.data(), static_cast<std::size_t>(rc.num_partitions));
-        if (rc.num_partitions == 0) std::fill(out32.begin(), out32.end(), 0.0f);
-        else detail::reduce_kernel(geo, tmp32.data(), mx32.data(), sum32.data(), rc.num_partitions, hs, out32.data());
+        decode_to_f32(p.dtype, o.tmp_out.bytes() + row0 * hs * dtype_size(p.dtype), tmp32.data(),
+                      tmp32.size());
+        decode_to_f32(DType::f32, o.max_logits.bytes() + row0 * 4, mx32.data(),
+                      static_cast<std::size_t>(rc.num_partitions));
+        decode_to_f32(DType::f32, o.exp_sums.bytes() + row0 * 4, sum32.data(),
+                      static_cast<std::size_t>(rc.num_partitions));
+        if (rc.num_partitions == 0)
+          std::fill(out32.begin(), out32.end(), 0.0f);
+        else
+          detail::reduce_kernel(geo, tmp32.data(), mx32.data(), sum32.data(), rc.num_partitions, hs,
+                                out32.data());
         store(p.dtype, out32.data(), o.out, at, static_cast<std::size_t>(hs));
       }
     }

@@ -15,8 +15,7 @@ void check_tensor(const TensorView& t, const char* name, std::initializer_list<s
   int d = 0;
   for (auto want : shape) {
     require(want < 0 || t.shape[static_cast<std::size_t>(d)] == want, name, ": shape ",
-            shape_to_string(t.shape), " does not match ", shape_doc, " (dim ", d, " should be ",
-            want, ")");
+            shape_to_string(t.shape), " does not match ", shape_doc, " (dim ", d, " should be ", want, ")");
     ++d;
   }
 }
@@ -42,8 +41,8 @@ QueryShape check_query(const TensorView& q, const char* shape_doc) {
 PagedCacheLayout key_cache_layout(const TensorView& k, KVLayout layout) {
   PagedCacheLayout l;
   if (layout == KVLayout::vllm) {  // [nb, nkv, hs/x, bs, x]
-    l = {k.strides[0], k.strides[1], k.strides[3], k.strides[2], k.strides[4],
-         static_cast<std::int32_t>(k.shape[4])};
+    l = {k.strides[0], k.strides[1], k.strides[3],
+         k.strides[2], k.strides[4], static_cast<std::int32_t>(k.shape[4])};
   } else {  // [nb, bs, nkv, hs]
     l = {k.strides[0], k.strides[2], k.strides[1], k.strides[3], 0, 1};
   }
@@ -57,21 +56,21 @@ PagedCacheLayout value_cache_layout(const TensorView& v, KVLayout layout) {
 }
 
 PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache, KVLayout layout,
-                      const TensorView& block_tables, std::int32_t num_seqs,
-                      std::int32_t num_kv_heads_hint, std::int32_t head_size, DType activation_dtype,
-                      const AttentionOptions& options) {
+                      const TensorView& block_tables, std::int32_t num_seqs, std::int32_t num_kv_heads_hint,
+                      std::int32_t head_size, DType activation_dtype, const AttentionOptions& options) {
   PagedKV kv;
   const DType cd = key_cache.dtype;
   require(value_cache.dtype == cd, "value_cache: dtype ", dtype_name(value_cache.dtype),
           " differs from key_cache's ", dtype_name(cd));
   require(cd == activation_dtype || is_fp8(cd), "key_cache: dtype ", dtype_name(cd),
-          " must equal the query's (", dtype_name(activation_dtype),
-          ") or be fp8_e4m3 / fp8_e5m2", cd == DType::u8 ? " (declare the fp8 flavour of u8 caches)" : "");
+          " must equal the query's (", dtype_name(activation_dtype), ") or be fp8_e4m3 / fp8_e5m2",
+          cd == DType::u8 ? " (declare the fp8 flavour of u8 caches)" : "");
   kv.cache_dtype = cd;
   const std::int64_t x = 16 / static_cast<std::int64_t>(dtype_size(cd));
   if (layout == KVLayout::vllm) {
     require(key_cache.rank() == 5, "key_cache: rank ", key_cache.rank(), " with shape ",
-            shape_to_string(key_cache.shape), ", expected [num_blocks, num_kv_heads, head_size/x, block_size, x]");
+            shape_to_string(key_cache.shape),
+            ", expected [num_blocks, num_kv_heads, head_size/x, block_size, x]");
     require(head_size % x == 0, "key_cache: head_size ", head_size, " is not divisible by x = ", x,
             " (x = 16 / sizeof(", dtype_name(cd), "))");
     kv.num_blocks = static_cast<std::int32_t>(key_cache.shape[0]);
@@ -83,7 +82,8 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
                  "[num_blocks, num_kv_heads, head_size, block_size]");
   } else {
     require(key_cache.rank() == 4, "key_cache: rank ", key_cache.rank(), " with shape ",
-            shape_to_string(key_cache.shape), ", expected [num_blocks, block_size, num_kv_heads, head_size] (NHD)");
+            shape_to_string(key_cache.shape),
+            ", expected [num_blocks, block_size, num_kv_heads, head_size] (NHD)");
     kv.num_blocks = static_cast<std::int32_t>(key_cache.shape[0]);
     kv.block_size = static_cast<std::int32_t>(key_cache.shape[1]);
     kv.num_kv_heads = static_cast<std::int32_t>(key_cache.shape[2]);
@@ -92,8 +92,8 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
     check_tensor(value_cache, "value_cache", {kv.num_blocks, kv.block_size, kv.num_kv_heads, head_size},
                  "[num_blocks, block_size, num_kv_heads, head_size]");
   }
-  require(num_kv_heads_hint <= 0 || kv.num_kv_heads == num_kv_heads_hint, "key_cache: ",
-          kv.num_kv_heads, " kv heads, expected ", num_kv_heads_hint);
+  require(num_kv_heads_hint <= 0 || kv.num_kv_heads == num_kv_heads_hint, "key_cache: ", kv.num_kv_heads,
+          " kv heads, expected ", num_kv_heads_hint);
   require(kv.block_size > 0, "key_cache: block_size must be positive");
   kv.head_size = head_size;
   kv.key_data = key_cache.bytes();
@@ -117,8 +117,8 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
               ": an fp8 scale must be finite and positive");
       return std::vector<float>(static_cast<std::size_t>(kv.num_kv_heads), tensor_scale);
     }
-    require(heads.size() == static_cast<std::size_t>(kv.num_kv_heads), name, "_per_head: ",
-            heads.size(), " entries, expected num_kv_heads = ", kv.num_kv_heads);
+    require(heads.size() == static_cast<std::size_t>(kv.num_kv_heads), name, "_per_head: ", heads.size(),
+            " entries, expected num_kv_heads = ", kv.num_kv_heads);
     for (std::size_t h = 0; h < heads.size(); ++h)
       require(std::isfinite(heads[h]) && heads[h] > 0, name, "_per_head[", h, "] = ", heads[h],
               ": an fp8 scale must be finite and positive");
@@ -131,9 +131,8 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
 
 void PagedKV::check_sequence(std::int32_t seq, std::int32_t seq_len) const {
   const std::int64_t capacity = static_cast<std::int64_t>(max_blocks_per_seq) * block_size;
-  require(seq_len <= capacity, "seq_lens[", seq, "] = ", seq_len,
-          " exceeds the block table's capacity of ", max_blocks_per_seq, " blocks x ", block_size,
-          " tokens = ", capacity);
+  require(seq_len <= capacity, "seq_lens[", seq, "] = ", seq_len, " exceeds the block table's capacity of ",
+          max_blocks_per_seq, " blocks x ", block_size, " tokens = ", capacity);
   const std::int32_t used = (seq_len + block_size - 1) / block_size;
   const std::int32_t* row = block_table(seq);
   for (std::int32_t b = 0; b < used; ++b)
@@ -144,11 +143,13 @@ void PagedKV::check_sequence(std::int32_t seq, std::int32_t seq_len) const {
 AttentionScalars make_scalars(const AttentionOptions& options, std::int32_t num_heads,
                               std::int32_t head_size) {
   AttentionScalars s;
-  s.scale = options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
+  s.scale =
+      options.scale ? *options.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
   require(std::isfinite(s.scale), "scale = ", s.scale, ": must be finite");
   require(std::isfinite(options.soft_cap) && options.soft_cap >= 0, "soft_cap = ", options.soft_cap,
           ": must be >= 0 (0 = off)");
-  require(options.sliding_window >= 0, "sliding_window = ", options.sliding_window, ": must be >= 0 (0 = off)");
+  require(options.sliding_window >= 0, "sliding_window = ", options.sliding_window,
+          ": must be >= 0 (0 = off)");
   s.soft_cap = options.soft_cap;
   s.sliding_window = options.sliding_window;
   const TensorView& a = options.alibi_slopes;

@@ -32,9 +32,8 @@ struct PagedKV {
 
 /// `num_seqs`, `num_kv_heads`... are inferred from the caches and checked against the query's.
 PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache, KVLayout layout,
-                      const TensorView& block_tables, std::int32_t num_seqs,
-                      std::int32_t num_kv_heads, std::int32_t head_size, DType activation_dtype,
-                      const AttentionOptions& options);
+                      const TensorView& block_tables, std::int32_t num_seqs, std::int32_t num_kv_heads,
+                      std::int32_t head_size, DType activation_dtype, const AttentionOptions& options);
 
 /// Scale, soft-cap, sliding window and ALiBi slopes, checked.
 struct AttentionScalars {

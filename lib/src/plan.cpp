@@ -17,24 +17,24 @@ void check_shape(DecodeKernel kernel, const DecodeShape& s, std::span<const std:
   require(s.num_seqs >= 0, "num_seqs = ", s.num_seqs, ": must be >= 0");
   require(static_cast<std::size_t>(s.num_seqs) == seq_lens.size(), "seq_lens has ", seq_lens.size(),
           " entries but num_seqs = ", s.num_seqs);
-  require(s.num_heads > 0 && s.num_kv_heads > 0, "num_heads = ", s.num_heads, ", num_kv_heads = ",
-          s.num_kv_heads, ": both must be positive");
+  require(s.num_heads > 0 && s.num_kv_heads > 0, "num_heads = ", s.num_heads,
+          ", num_kv_heads = ", s.num_kv_heads, ": both must be positive");
   require(s.num_heads % s.num_kv_heads == 0, "num_heads = ", s.num_heads,
           " is not a multiple of num_kv_heads = ", s.num_kv_heads, " (GQA/MQA needs it)");
   require(s.head_size > 0, "head_size = ", s.head_size, ": must be positive");
   require(s.block_size > 0, "block_size = ", s.block_size, ": must be positive");
-  require(s.warp_size > 0 && s.threads_per_cta % s.warp_size == 0, "threads_per_cta = ",
-          s.threads_per_cta, " is not a multiple of warp_size = ", s.warp_size);
+  require(s.warp_size > 0 && s.threads_per_cta % s.warp_size == 0, "threads_per_cta = ", s.threads_per_cta,
+          " is not a multiple of warp_size = ", s.warp_size);
   if (kernel == DecodeKernel::v2) {
-    require(s.partition_size > 0 && s.partition_size % s.block_size == 0, "partition_size = ",
-            s.partition_size, " is not a positive multiple of block_size = ", s.block_size);
+    require(s.partition_size > 0 && s.partition_size % s.block_size == 0,
+            "partition_size = ", s.partition_size,
+            " is not a positive multiple of block_size = ", s.block_size);
   }
   require(s.max_seq_len >= 0, "max_seq_len = ", s.max_seq_len, ": must be >= 0");
   for (std::size_t i = 0; i < seq_lens.size(); ++i) {
     require(seq_lens[i] >= 0, "seq_lens[", i, "] = ", seq_lens[i], ": negative length");
     require(seq_lens[i] <= s.max_seq_len, "seq_lens[", i, "] = ", seq_lens[i],
-            " exceeds max_seq_len = ", s.max_seq_len,
-            " (max_seq_len bounds the number of V2 partitions)");
+            " exceeds max_seq_len = ", s.max_seq_len, " (max_seq_len bounds the number of V2 partitions)");
   }
 }
 
@@ -77,7 +77,8 @@ DecodePlan plan_decode(DecodeKernel kernel, const DecodeShape& shape,
       static_cast<std::size_t>(ceil_div(shape.max_seq_len, shape.block_size)) * shape.block_size;
   const std::size_t logits_bytes =
       (v2 ? static_cast<std::size_t>(shape.partition_size) : padded_max_seq_len) * sizeof(float);
-  const std::size_t outputs_bytes = (num_warps / 2) * static_cast<std::size_t>(shape.head_size) * sizeof(float);
+  const std::size_t outputs_bytes =
+      (num_warps / 2) * static_cast<std::size_t>(shape.head_size) * sizeof(float);
   plan.attention_shared_bytes = std::max(logits_bytes, outputs_bytes);
   plan.reduce_shared_bytes = v2 ? 2 * static_cast<std::size_t>(plan.max_num_partitions) * sizeof(float) : 0;
   return plan;

@@ -119,7 +119,8 @@ Tensor Tensor::copy_of(const TensorView& view) {
 }
 
 void Tensor::set(std::initializer_list<std::int64_t> index, double value) {
-  encode_element(dtype_, value, bytes() + view().offset(index) * static_cast<std::int64_t>(dtype_size(dtype_)));
+  encode_element(dtype_, value,
+                 bytes() + view().offset(index) * static_cast<std::int64_t>(dtype_size(dtype_)));
 }
 
 std::vector<double> Tensor::to_f64() const {

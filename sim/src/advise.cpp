@@ -1,12 +1,13 @@
 // Dispatch advice: the grid of simulated optima and the scoring of vLLM's and FlashAttention's rules.
 #include "pao/sim/advise.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <omp.h>
 #include <sstream>
 
 #include "pao/error.hpp"
@@ -62,7 +63,8 @@ RuleScore score(const std::string& name, const AdviseResult& r, bool fa) {
     if (regret > s.worst_regret) {
       s.worst_regret = regret;
       char b[128];
-      std::snprintf(b, sizeof b, "num_seqs=%d num_heads=%d max_seq_len=%d", c.num_seqs, c.num_heads, c.max_seq_len);
+      std::snprintf(b, sizeof b, "num_seqs=%d num_heads=%d max_seq_len=%d", c.num_seqs, c.num_heads,
+                    c.max_seq_len);
       s.worst_cell = b;
     }
   }
@@ -91,7 +93,8 @@ bool vllm_use_v1(std::int64_t num_seqs, std::int64_t num_heads, std::int64_t max
 
 int fa_block_n(std::int64_t head_size) { return head_size <= 64 ? 256 : (head_size <= 128 ? 128 : 64); }
 
-int fa_num_splits(std::int64_t work, std::int64_t num_sms, std::int64_t num_n_blocks, std::int64_t max_splits) {
+int fa_num_splits(std::int64_t work, std::int64_t num_sms, std::int64_t num_n_blocks,
+                  std::int64_t max_splits) {
   if (static_cast<double>(work) >= 0.8 * static_cast<double>(num_sms)) return 1;
   const std::int64_t limit = std::min({max_splits, num_sms, num_n_blocks});
   // A split count is eligible only if it changes the blocks per split: with 64 blocks, 12 splits
@@ -111,7 +114,8 @@ int fa_num_splits(std::int64_t work, std::int64_t num_sms, std::int64_t num_n_bl
   return 1;
 }
 
-KernelConfig fa_choice(const Workload& w, const Device& d, const KernelConfig& defaults, std::int64_t sm_factor) {
+KernelConfig fa_choice(const Workload& w, const Device& d, const KernelConfig& defaults,
+                       std::int64_t sm_factor) {
   const std::int64_t block_n = fa_block_n(w.head_size);
   const std::int64_t len = w.effective_max_seq_len();
   const std::int64_t n_blocks = std::max<std::int64_t>(1, ceil_div64(len, block_n));
@@ -180,7 +184,8 @@ AdviseResult run_advise(const Device& device, const AdviseGrid& g) {
     c.best = static_cast<std::size_t>(std::min_element(c.times.begin(), c.times.end()) - c.times.begin());
     c.advised = c.best;
     for (std::size_t k = 0; k < c.times.size(); ++k)
-      if (c.times[k] <= c.best_time() * 1.02 && simplicity_rank(r.candidates[k]) < simplicity_rank(r.candidates[c.advised]))
+      if (c.times[k] <= c.best_time() * 1.02 &&
+          simplicity_rank(r.candidates[k]) < simplicity_rank(r.candidates[c.advised]))
         c.advised = k;
     c.vllm = vllm_use_v1(c.num_seqs, c.num_heads, c.max_seq_len) ? 0 : vllm_index;
   }
@@ -207,7 +212,8 @@ std::string advised_rule_table(const AdviseResult& r) {
     os << b;
     for (std::size_t j = 0; j < lens.size() && i + j < r.cells.size(); ++j) {
       const auto& c = r.cells[i + j];
-      std::snprintf(b, sizeof b, " %8s", std::isfinite(c.best_time()) ? r.candidates[c.advised].label().c_str() : "-");
+      std::snprintf(b, sizeof b, " %8s",
+                    std::isfinite(c.best_time()) ? r.candidates[c.advised].label().c_str() : "-");
       os << b;
     }
     os << "\n";
@@ -219,7 +225,9 @@ std::string advised_rule_json(const AdviseResult& r, const Device& device) {
   nlohmann::ordered_json j;
   j["device"] = device.name;
   j["generator"] = "pao sim advise";
-  j["rule"] = "for (num_seqs, num_heads, max_seq_len) use the listed kernel (the simplest within 2% of the simulated best); between grid points use the next larger grid point";
+  j["rule"] =
+      "for (num_seqs, num_heads, max_seq_len) use the listed kernel (the simplest within 2% of the simulated "
+      "best); between grid points use the next larger grid point";
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& c : r.cells) {
     nlohmann::ordered_json row;

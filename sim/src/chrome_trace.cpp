@@ -57,15 +57,14 @@ void ChromeTraceWriter::kernel(const KernelResult& k, std::int64_t /*num_sms*/, 
          << fmt(gap_start) << R"(,"dur":)" << fmt(k.start_us - gap_start) << "}";
   }
   begin_event();
-  out_ << R"({"ph":"X","pid":0,"tid":0,"name":")" << json_escape(k.name) << R"(","ts":)"
-       << fmt(k.start_us) << R"(,"dur":)" << fmt(k.busy_us) << R"(,"args":{"ctas":)" << k.ctas
-       << R"(,"ctas_per_sm":)" << ctas_per_sm << R"(,"waves":)" << fmt(k.waves)
-       << R"(,"achieved_gbps":)" << fmt(k.achieved_gbps) << R"(,"sm_utilisation":)"
-       << fmt(k.sm_utilisation) << "}}";
+  out_ << R"({"ph":"X","pid":0,"tid":0,"name":")" << json_escape(k.name) << R"(","ts":)" << fmt(k.start_us)
+       << R"(,"dur":)" << fmt(k.busy_us) << R"(,"args":{"ctas":)" << k.ctas << R"(,"ctas_per_sm":)"
+       << ctas_per_sm << R"(,"waves":)" << fmt(k.waves) << R"(,"achieved_gbps":)" << fmt(k.achieved_gbps)
+       << R"(,"sm_utilisation":)" << fmt(k.sm_utilisation) << "}}";
 }
 
-void ChromeTraceWriter::cta(std::size_t launch_index, std::int64_t sm, std::int64_t slot,
-                            double start_us, double end_us, const CtaWork& w) {
+void ChromeTraceWriter::cta(std::size_t launch_index, std::int64_t sm, std::int64_t slot, double start_us,
+                            double end_us, const CtaWork& w) {
   if (written_ >= max_cta_slices_) {
     ++dropped_;
     return;
@@ -73,11 +72,11 @@ void ChromeTraceWriter::cta(std::size_t launch_index, std::int64_t sm, std::int6
   ++written_;
   if (named_sms_.insert(sm).second) {
     begin_event();
-    out_ << R"({"ph":"M","name":"process_name","pid":)" << sm_pid(sm) << R"(,"args":{"name":"SM )"
-         << sm << "\"}}";
+    out_ << R"({"ph":"M","name":"process_name","pid":)" << sm_pid(sm) << R"(,"args":{"name":"SM )" << sm
+         << "\"}}";
     begin_event();
-    out_ << R"({"ph":"M","name":"process_sort_index","pid":)" << sm_pid(sm)
-         << R"(,"args":{"sort_index":)" << sm << "}}";
+    out_ << R"({"ph":"M","name":"process_sort_index","pid":)" << sm_pid(sm) << R"(,"args":{"sort_index":)"
+         << sm << "}}";
   }
   if (named_slots_.insert({sm, slot}).second) {
     begin_event();
@@ -92,14 +91,14 @@ void ChromeTraceWriter::cta(std::size_t launch_index, std::int64_t sm, std::int6
   if (w.seq < 0 && w.partition < 0) out_ << json_escape(kernel);
   out_ << R"(","cat":")" << json_escape(kernel) << R"(","ts":)" << fmt(start_us) << R"(,"dur":)"
        << fmt(end_us - start_us) << R"(,"args":{"seq":)" << w.seq << R"(,"head":)" << w.head
-       << R"(,"partition":)" << w.partition << R"(,"bytes":)" << fmt(w.dram_bytes)
-       << R"(,"flops":)" << fmt(w.flops) << R"(,"iterations":)" << w.iterations << "}}";
+       << R"(,"partition":)" << w.partition << R"(,"bytes":)" << fmt(w.dram_bytes) << R"(,"flops":)"
+       << fmt(w.flops) << R"(,"iterations":)" << w.iterations << "}}";
 }
 
 void ChromeTraceWriter::counters(double t_us, double dram_gbps, std::int64_t resident) {
   begin_event();
-  out_ << R"({"ph":"C","pid":0,"name":"DRAM bandwidth","ts":)" << fmt(t_us)
-       << R"(,"args":{"GB/s":)" << fmt(dram_gbps) << "}}";
+  out_ << R"({"ph":"C","pid":0,"name":"DRAM bandwidth","ts":)" << fmt(t_us) << R"(,"args":{"GB/s":)"
+       << fmt(dram_gbps) << "}}";
   begin_event();
   out_ << R"({"ph":"C","pid":0,"name":"resident CTAs","ts":)" << fmt(t_us) << R"(,"args":{"CTAs":)"
        << resident << "}}";

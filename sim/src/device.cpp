@@ -78,14 +78,12 @@ std::string known_keys_list() {
   return s;
 }
 
-bool is_integer_field(const FieldSpec& f) {
-  return std::holds_alternative<std::int64_t Device::*>(f.member);
-}
+bool is_integer_field(const FieldSpec& f) { return std::holds_alternative<std::int64_t Device::*>(f.member); }
 
 void store(Device& d, const FieldSpec& f, double value, std::string_view origin) {
   require(std::isfinite(value), origin, ": field '", f.key, "' = ", value, ": not a finite number");
-  require(value >= f.min && value <= f.max, origin, ": field '", f.key, "' = ", value,
-          ": out of the range [", f.min, ", ", f.max, "] ", f.unit);
+  require(value >= f.min && value <= f.max, origin, ": field '", f.key, "' = ", value, ": out of the range [",
+          f.min, ", ", f.max, "] ", f.unit);
   if (is_integer_field(f)) {
     require(std::floor(value) == value, origin, ": field '", f.key, "' = ", value,
             ": must be a whole number of ", f.unit);
@@ -100,9 +98,7 @@ double load_value(const Device& d, const FieldSpec& f) {
   return d.*std::get<double Device::*>(f.member);
 }
 
-bool valid_confidence(std::string_view c) {
-  return c == "measured" || c == "datasheet" || c == "assumed";
-}
+bool valid_confidence(std::string_view c) { return c == "measured" || c == "datasheet" || c == "assumed"; }
 
 std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -129,8 +125,8 @@ double device_field(const Device& device, std::string_view key) {
   return load_value(device, *f);
 }
 
-void set_device_field(Device& device, std::string_view key, double value,
-                      std::string_view confidence, std::string_view source) {
+void set_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
+                      std::string_view source) {
   const FieldSpec* f = find_field(key);
   require(f != nullptr, "unknown device field '", key, "' (known: ", known_keys_list(), ")");
   store(device, *f, value, "device '" + device.name + "'");
@@ -143,28 +139,30 @@ void set_device_field(Device& device, std::string_view key, double value,
 
 void apply_override(Device& device, std::string_view assignment) {
   const auto eq = assignment.find('=');
-  require(eq != std::string_view::npos && eq > 0 && eq + 1 < assignment.size(), "--set '",
-          assignment, "': expected key=value, e.g. --set num_sms=32");
+  require(eq != std::string_view::npos && eq > 0 && eq + 1 < assignment.size(), "--set '", assignment,
+          "': expected key=value, e.g. --set num_sms=32");
   const std::string key(assignment.substr(0, eq));
   const std::string text(assignment.substr(eq + 1));
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  require(end != text.c_str() && *end == '\0', "--set ", key, "=", text, ": '", text,
-          "' is not a number");
+  require(end != text.c_str() && *end == '\0', "--set ", key, "=", text, ": '", text, "' is not a number");
   set_device_field(device, key, value, "assumed", "what-if override: --set " + key + "=" + text);
 }
 
 void validate_device(const Device& d) {
   const std::string who = "device '" + d.name + "'";
-  require(d.dram_achievable_gbps <= d.dram_peak_gbps, who, ": dram_achievable_gbps = ",
-          d.dram_achievable_gbps, " exceeds dram_peak_gbps = ", d.dram_peak_gbps);
-  require(d.max_warps_per_sm * d.warp_size >= d.max_threads_per_sm, who, ": max_warps_per_sm = ",
-          d.max_warps_per_sm, " x warp_size = ", d.warp_size, " holds fewer than max_threads_per_sm = ",
-          d.max_threads_per_sm);
-  require(d.max_threads_per_cta <= d.max_threads_per_sm, who, ": max_threads_per_cta = ",
-          d.max_threads_per_cta, " exceeds max_threads_per_sm = ", d.max_threads_per_sm);
-  require(d.max_shared_per_cta_bytes <= d.shared_per_sm_bytes, who, ": max_shared_per_cta_bytes = ",
-          d.max_shared_per_cta_bytes, " exceeds shared_per_sm_bytes = ", d.shared_per_sm_bytes);
+  require(d.dram_achievable_gbps <= d.dram_peak_gbps, who,
+          ": dram_achievable_gbps = ", d.dram_achievable_gbps,
+          " exceeds dram_peak_gbps = ", d.dram_peak_gbps);
+  require(d.max_warps_per_sm * d.warp_size >= d.max_threads_per_sm, who,
+          ": max_warps_per_sm = ", d.max_warps_per_sm, " x warp_size = ", d.warp_size,
+          " holds fewer than max_threads_per_sm = ", d.max_threads_per_sm);
+  require(d.max_threads_per_cta <= d.max_threads_per_sm, who,
+          ": max_threads_per_cta = ", d.max_threads_per_cta,
+          " exceeds max_threads_per_sm = ", d.max_threads_per_sm);
+  require(d.max_shared_per_cta_bytes <= d.shared_per_sm_bytes, who,
+          ": max_shared_per_cta_bytes = ", d.max_shared_per_cta_bytes,
+          " exceeds shared_per_sm_bytes = ", d.shared_per_sm_bytes);
   require(d.max_registers_per_thread * d.warp_size <= d.registers_per_sm, who,
           ": max_registers_per_thread x warp_size exceeds registers_per_sm = ", d.registers_per_sm);
 }
@@ -179,12 +177,12 @@ Device parse_device(std::string_view json_text, std::string_view origin_view) {
   }
   require(j.is_object(), origin, ": the descriptor must be a JSON object");
   for (const auto& [key, value] : j.items()) {
-    require(key == "name" || key == "description" || key == "fields", origin,
-            ": unknown top-level key '", key, "' (expected name, description, fields)");
+    require(key == "name" || key == "description" || key == "fields", origin, ": unknown top-level key '",
+            key, "' (expected name, description, fields)");
     (void)value;
   }
-  require(j.contains("name") && j["name"].is_string() && !j["name"].get<std::string>().empty(),
-          origin, ": missing string 'name'");
+  require(j.contains("name") && j["name"].is_string() && !j["name"].get<std::string>().empty(), origin,
+          ": missing string 'name'");
   require(j.contains("fields") && j["fields"].is_object(), origin, ": missing object 'fields'");
   Device d;
   d.name = j["name"].get<std::string>();
@@ -199,14 +197,14 @@ Device parse_device(std::string_view json_text, std::string_view origin_view) {
     require(entry.is_object(), origin, ": field '", key,
             "' must be an object {value, unit, confidence, source}");
     for (const auto& [sub, unused] : entry.items()) {
-      require(sub == "value" || sub == "unit" || sub == "confidence" || sub == "source", origin,
-              ": field '", key, "': unknown key '", sub, "' (expected value, unit, confidence, source)");
+      require(sub == "value" || sub == "unit" || sub == "confidence" || sub == "source", origin, ": field '",
+              key, "': unknown key '", sub, "' (expected value, unit, confidence, source)");
       (void)unused;
     }
     require(entry.contains("value") && entry["value"].is_number(), origin, ": field '", key,
             "': missing numeric 'value'");
-    require(entry.contains("confidence") && entry["confidence"].is_string(), origin, ": field '",
-            key, "': missing 'confidence' (measured, datasheet or assumed)");
+    require(entry.contains("confidence") && entry["confidence"].is_string(), origin, ": field '", key,
+            "': missing 'confidence' (measured, datasheet or assumed)");
     const auto confidence = entry["confidence"].get<std::string>();
     require(valid_confidence(confidence), origin, ": field '", key, "': confidence '", confidence,
             "' is not one of measured, datasheet, assumed");
@@ -214,8 +212,8 @@ Device parse_device(std::string_view json_text, std::string_view origin_view) {
                 !entry["source"].get<std::string>().empty(),
             origin, ": field '", key, "': missing 'source' (say where the number comes from)");
     if (entry.contains("unit")) {
-      require(entry["unit"].is_string() && entry["unit"].get<std::string>() == f->unit, origin,
-              ": field '", key, "': unit must be \"", f->unit, "\"");
+      require(entry["unit"].is_string() && entry["unit"].get<std::string>() == f->unit, origin, ": field '",
+              key, "': unit must be \"", f->unit, "\"");
     }
     store(d, *f, entry["value"].get<double>(), origin);
     d.provenance[f->key] = Provenance{f->unit, confidence, entry["source"].get<std::string>()};
@@ -248,16 +246,16 @@ std::vector<std::string> known_device_names() {
 Device load_device(std::string_view name_or_path) {
   const std::string arg(name_or_path);
   require(!arg.empty(), "--device: empty name");
-  const bool is_path = arg.find('/') != std::string::npos ||
-                       (arg.size() > 5 && arg.compare(arg.size() - 5, 5, ".json") == 0);
+  const bool is_path =
+      arg.find('/') != std::string::npos || (arg.size() > 5 && arg.compare(arg.size() - 5, 5, ".json") == 0);
   std::filesystem::path path = arg;
   if (!is_path) {
     path = std::filesystem::path(data_dir()) / "devices" / (arg + ".json");
     if (!std::filesystem::exists(path)) {
       std::string known;
       for (const auto& n : known_device_names()) known += (known.empty() ? "" : ", ") + n;
-      fail("unknown device '", arg, "' (known: ", known.empty() ? "none found" : known, " in ",
-           data_dir(), "/devices; or pass a path to a descriptor .json)");
+      fail("unknown device '", arg, "' (known: ", known.empty() ? "none found" : known, " in ", data_dir(),
+           "/devices; or pass a path to a descriptor .json)");
     }
   }
   return parse_device(read_text_file(path), path.string());

@@ -28,14 +28,14 @@ struct Slot {
   Phase phase = Phase::free;
   bool capped = false;
   double start_t = 0;
-  double ready_t = kInf;       // dispatching: when the phase ends
+  double ready_t = kInf;  // dispatching: when the phase ends
   double bytes = 0;
-  double base_cap = kInf;      // min(bytes / latency floor, per-SM cap), bytes/us
+  double base_cap = kInf;  // min(bytes / latency floor, per-SM cap), bytes/us
   double flops = 0;
-  double k_threshold = kInf;   // the arithmetic share binds when more CTAs than this compute
-  double cap = 0;              // u_i
-  double finish_t = kInf;      // capped: when the last byte arrives
-  double target = kInf;        // level: the SM's Lambda at which the last byte arrives
+  double k_threshold = kInf;  // the arithmetic share binds when more CTAs than this compute
+  double cap = 0;             // u_i
+  double finish_t = kInf;     // capped: when the last byte arrives
+  double target = kInf;       // level: the SM's Lambda at which the last byte arrives
 };
 
 /// An SM's bandwidth state. Mode GLOBAL: lambda_s = L and Lambda_s = Lambda_G + off. Mode LOCAL:
@@ -44,10 +44,10 @@ struct Slot {
 struct Sm {
   std::int64_t first_slot = 0;
   std::int64_t resident = 0;
-  std::int64_t k = 0;           // flowing CTAs, sorted by (cap, slot) in the flat arrays
-  std::int64_t computing = 0;   // flowing CTAs with FLOPs
-  std::int64_t n_capped = 0;    // sorted positions [0, n_capped) are capped
-  double mu = kInf;             // level at which this SM alone reaches its cap
+  std::int64_t k = 0;          // flowing CTAs, sorted by (cap, slot) in the flat arrays
+  std::int64_t computing = 0;  // flowing CTAs with FLOPs
+  std::int64_t n_capped = 0;   // sorted positions [0, n_capped) are capped
+  double mu = kInf;            // level at which this SM alone reaches its cap
   double min_k_threshold = kInf;
   bool global = false;
   double lambda = kInf;
@@ -67,7 +67,8 @@ class KernelRun {
     const double ratio = std::max(1.0, launch.logical_per_dram_byte);
     global_cap_ = std::min(d_.dram_achievable_gbps * 1e3, d_.l2_bandwidth_gbps * 1e3 / ratio);
     sm_cap_ = d_.sm_bandwidth_cap_gbps * 1e3 / ratio;
-    sm_flops_ = (launch.compute == ComputeUnit::matrix_fp16 ? d_.per_sm_fp16_flops() : d_.per_sm_fp32_flops()) * 1e-6;
+    sm_flops_ =
+        (launch.compute == ComputeUnit::matrix_fp16 ? d_.per_sm_fp16_flops() : d_.per_sm_fp32_flops()) * 1e-6;
     num_sms_ = d_.num_sms;
     occ_ = occ.ctas_per_sm;
   }
@@ -216,7 +217,8 @@ class KernelRun {
     account(m);
     Slot& sl = slot(slot_index);
     if (trace_ != nullptr)
-      trace_->cta(index_, s, slot_index - m.first_slot, sl.start_t, t_, launch_.ctas[static_cast<std::size_t>(sl.cta)]);
+      trace_->cta(index_, s, slot_index - m.first_slot, sl.start_t, t_,
+                  launch_.ctas[static_cast<std::size_t>(sl.cta)]);
     sl = Slot{};
     --m.resident;
     ++events_;
@@ -227,7 +229,8 @@ class KernelRun {
     Sm& m = sm(s);
     double t_level = kInf;
     const double lam = level_of(m);
-    if (m.min_target != kInf && lam != kInf && lam > 0) t_level = t_ + std::max(m.min_target - lam_at(m), 0.0) / lam;
+    if (m.min_target != kInf && lam != kInf && lam > 0)
+      t_level = t_ + std::max(m.min_target - lam_at(m), 0.0) / lam;
     if (m.min_ready == kInf && m.min_finish == kInf && t_level == kInf) {  // nothing left here
       real_next_[static_cast<std::size_t>(s)] = vkey_[static_cast<std::size_t>(s)] = kInf;
       return;
@@ -252,7 +255,8 @@ class KernelRun {
   }
 
   double cap_with(const Slot& sl, std::int64_t computing) const {
-    if (sl.flops <= 0 || sm_flops_ <= 0 || static_cast<double>(computing) <= sl.k_threshold) return sl.base_cap;
+    if (sl.flops <= 0 || sm_flops_ <= 0 || static_cast<double>(computing) <= sl.k_threshold)
+      return sl.base_cap;
     return std::min(sl.base_cap, sl.bytes * sm_flops_ / (static_cast<double>(computing) * sl.flops));
   }
 
@@ -339,7 +343,8 @@ class KernelRun {
     --m.k;
     if (p < m.n_capped) --m.n_capped;
     m.min_k_threshold = kInf;
-    for (std::int64_t j = 0; j < m.k; ++j) m.min_k_threshold = std::min(m.min_k_threshold, slot(o[j]).k_threshold);
+    for (std::int64_t j = 0; j < m.k; ++j)
+      m.min_k_threshold = std::min(m.min_k_threshold, slot(o[j]).k_threshold);
     if (caps_were_base) {
       recompute_sums(s, p);
     } else {
@@ -469,7 +474,9 @@ class KernelRun {
   double solve_level(double start) {
     std::int64_t flowing = 0;
     for (const auto& m : sms_) flowing += m.k;
-    double level = start != kInf && start > 0 ? start : global_cap_ / static_cast<double>(std::max<std::int64_t>(flowing, 1));
+    double level = start != kInf && start > 0
+                       ? start
+                       : global_cap_ / static_cast<double>(std::max<std::int64_t>(flowing, 1));
     for (int iter = 0; iter < 200; ++iter) {
       const LevelEval e = evaluate(level);
       if (std::fabs(e.value) <= 1e-12 * global_cap_) break;
@@ -533,7 +540,8 @@ class KernelRun {
     if (trace_ == nullptr) return;
     std::int64_t resident = 0;
     for (const auto& m : sms_) resident += m.resident;
-    if (t_ == last_counter_t_ && total_rate_ == last_counter_rate_ && resident == last_counter_resident_) return;
+    if (t_ == last_counter_t_ && total_rate_ == last_counter_rate_ && resident == last_counter_resident_)
+      return;
     last_counter_t_ = t_;
     last_counter_rate_ = total_rate_;
     last_counter_resident_ = resident;

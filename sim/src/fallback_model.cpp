@@ -21,8 +21,8 @@ Launch op(const Device& device, const char* name, double elements, double bytes,
   l.resources.shared_bytes = 0;
   l.host_issue_delay_us = device.host_op_overhead_us;
   const auto n = static_cast<std::size_t>(std::max(1.0, std::ceil(elements / kElementsPerCta)));
-  l.ctas.assign(n, CtaWork{bytes / static_cast<double>(n), flops / static_cast<double>(n),
-                           iterations, -1, -1, -1});
+  l.ctas.assign(
+      n, CtaWork{bytes / static_cast<double>(n), flops / static_cast<double>(n), iterations, -1, -1, -1});
   return l;
 }
 
@@ -49,21 +49,28 @@ std::vector<Launch> fallback_launches(const Device& device, const Workload& w, c
   std::vector<Launch> launches;
   for (std::int32_t t = 0; t < tiles; ++t) {
     // Gathers read the cache (dequantising fp8) and write contiguous activations.
-    launches.push_back(op(device, "gather_k", kv_tile_elems, kv_tile_elems * (kv + act) + seqs * T / w.block_size * 4, 0, 2));
-    launches.push_back(op(device, "gather_v", kv_tile_elems, kv_tile_elems * (kv + act) + seqs * T / w.block_size * 4, 0, 2));
-    launches.push_back(op(device, "qk_matmul", score_elems, acc_elems * act + kv_tile_elems * act + score_elems * 4,
-                          2.0 * score_elems * hs, static_cast<std::int32_t>(std::ceil(hs / 32))));
+    launches.push_back(op(device, "gather_k", kv_tile_elems,
+                          kv_tile_elems * (kv + act) + seqs * T / w.block_size * 4, 0, 2));
+    launches.push_back(op(device, "gather_v", kv_tile_elems,
+                          kv_tile_elems * (kv + act) + seqs * T / w.block_size * 4, 0, 2));
+    launches.push_back(op(device, "qk_matmul", score_elems,
+                          acc_elems * act + kv_tile_elems * act + score_elems * 4, 2.0 * score_elems * hs,
+                          static_cast<std::int32_t>(std::ceil(hs / 32))));
     launches.push_back(op(device, "scale_mask", score_elems, 2 * score_elems * 4, score_elems, 1));
     launches.push_back(op(device, "tile_max", row_elems, score_elems * 4 + row_elems * 4, score_elems, 2));
     launches.push_back(op(device, "new_max", row_elems, 3 * row_elems * 4, row_elems, 1));
-    launches.push_back(op(device, "exp", score_elems, 2 * score_elems * 4 + row_elems * 4, 2 * score_elems, 1));
+    launches.push_back(
+        op(device, "exp", score_elems, 2 * score_elems * 4 + row_elems * 4, 2 * score_elems, 1));
     launches.push_back(op(device, "row_sum", row_elems, score_elems * 4 + row_elems * 4, score_elems, 2));
     launches.push_back(op(device, "rescale", row_elems, 4 * row_elems * 4, 4 * row_elems, 1));
-    launches.push_back(op(device, "pv_matmul", acc_elems, score_elems * 4 + kv_tile_elems * act + acc_elems * 4,
-                          2.0 * score_elems * hs, static_cast<std::int32_t>(std::ceil(T / 32))));
-    launches.push_back(op(device, "acc_update", acc_elems, 3 * acc_elems * 4 + row_elems * 4, 2 * acc_elems, 1));
+    launches.push_back(op(device, "pv_matmul", acc_elems,
+                          score_elems * 4 + kv_tile_elems * act + acc_elems * 4, 2.0 * score_elems * hs,
+                          static_cast<std::int32_t>(std::ceil(T / 32))));
+    launches.push_back(
+        op(device, "acc_update", acc_elems, 3 * acc_elems * 4 + row_elems * 4, 2 * acc_elems, 1));
   }
-  launches.push_back(op(device, "finalize", acc_elems, acc_elems * 4 + row_elems * 4 + acc_elems * act, acc_elems, 1));
+  launches.push_back(
+      op(device, "finalize", acc_elems, acc_elems * 4 + row_elems * 4 + acc_elems * act, acc_elems, 1));
   return launches;
 }
 

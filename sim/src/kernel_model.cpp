@@ -14,9 +14,7 @@ namespace {
 double act_bytes(const Workload& w) { return static_cast<double>(dtype_size(w.dtype)); }
 double kv_bytes(const Workload& w) { return static_cast<double>(dtype_size(w.kv_cache_dtype)); }
 
-std::int32_t num_warps(const DecodePlan& plan) {
-  return plan.shape.threads_per_cta / plan.shape.warp_size;
-}
+std::int32_t num_warps(const DecodePlan& plan) { return plan.shape.threads_per_cta / plan.shape.warp_size; }
 
 /// Bytes through L2 per DRAM byte of a launch: the logical reads (every head reads its group's
 /// K/V) over what reaches DRAM (once per group).
@@ -54,8 +52,8 @@ double reduce_cta_dram_bytes(const Workload& w, const DecodePlan& /*plan*/, cons
 }
 
 DecodePlan decode_plan(const Device& device, const Workload& w, const KernelConfig& kernel) {
-  require(kernel.kind == KernelKind::v1 || kernel.kind == KernelKind::v2,
-          "decode_plan: kernel ", to_string(kernel.kind), " is not a decode kernel");
+  require(kernel.kind == KernelKind::v1 || kernel.kind == KernelKind::v2, "decode_plan: kernel ",
+          to_string(kernel.kind), " is not a decode kernel");
   DecodeShape shape;
   shape.num_seqs = w.num_seqs;
   shape.num_heads = w.num_heads;
@@ -66,8 +64,7 @@ DecodePlan decode_plan(const Device& device, const Workload& w, const KernelConf
   shape.partition_size = kernel.partition_size;
   shape.threads_per_cta = kernel.threads_per_cta;
   shape.warp_size = static_cast<std::int32_t>(device.warp_size);
-  return plan_decode(kernel.kind == KernelKind::v1 ? DecodeKernel::v1 : DecodeKernel::v2, shape,
-                     w.seq_lens);
+  return plan_decode(kernel.kind == KernelKind::v1 ? DecodeKernel::v1 : DecodeKernel::v2, shape, w.seq_lens);
 }
 
 std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kernel, const DecodePlan& plan) {
@@ -132,9 +129,12 @@ std::vector<Launch> build_launches(const Device& device, const Workload& w, cons
   validate_workload(w);
   switch (kernel.kind) {
     case KernelKind::v1:
-    case KernelKind::v2: return decode_launches(w, kernel, decode_plan(device, w, kernel));
-    case KernelKind::prefix: return prefix_launches(device, w, kernel);
-    case KernelKind::fallback: return fallback_launches(device, w, kernel);
+    case KernelKind::v2:
+      return decode_launches(w, kernel, decode_plan(device, w, kernel));
+    case KernelKind::prefix:
+      return prefix_launches(device, w, kernel);
+    case KernelKind::fallback:
+      return fallback_launches(device, w, kernel);
   }
   fail("build_launches: unknown kernel kind");
 }

@@ -49,7 +49,8 @@ std::vector<Launch> prefix_launches(const Device& device, const Workload& w, con
     work.head = c.head;
     work.partition = c.m_tile;
     const double context_blocks = (c.ctx_len + w.block_size - 1) / w.block_size;
-    const double context_kv = 2.0 * static_cast<double>(c.context_keys) * w.head_size * kv + context_blocks * 4.0;
+    const double context_kv =
+        2.0 * static_cast<double>(c.context_keys) * w.head_size * kv + context_blocks * 4.0;
     const double new_kv = 2.0 * static_cast<double>(c.new_keys) * row_bytes;
     const double kv_bytes = (c.num_context_tiles > 0 ? context_kv : 0.0) + new_kv;
     work.dram_bytes = 2.0 * c.num_rows() * row_bytes + kv_bytes * kv_share;

@@ -9,7 +9,8 @@ namespace pao::sim {
 
 std::string device_summary(const Device& d) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: %lld SMs x warp %lld, DRAM %.0f/%.0f GB/s (achievable/peak), launch %.1f us",
+  std::snprintf(buf, sizeof buf,
+                "%s: %lld SMs x warp %lld, DRAM %.0f/%.0f GB/s (achievable/peak), launch %.1f us",
                 d.name.c_str(), static_cast<long long>(d.num_sms), static_cast<long long>(d.warp_size),
                 d.dram_achievable_gbps, d.dram_peak_gbps, d.launch_latency_us);
   return buf;
@@ -26,7 +27,8 @@ struct KernelGroup {
 std::vector<KernelGroup> group_by_name(const std::vector<KernelResult>& kernels) {
   std::vector<KernelGroup> groups;
   for (const auto& k : kernels) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const KernelGroup& g) { return g.sum.name == k.name; });
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const KernelGroup& g) { return g.sum.name == k.name; });
     if (it == groups.end()) {
       groups.push_back({k, 1});
       continue;
@@ -52,8 +54,9 @@ std::string format_result(const SimResult& r, const Device& d) {
   std::ostringstream os;
   char line[512];
   const bool grouped = r.kernels.size() > 8;
-  std::snprintf(line, sizeof line, "%-28s %11s %11s %9s %14s %8s %9s %8s\n", grouped ? "kernel (x launches)" : "kernel",
-                "time_us", "busy_us", "CTAs", "CTAs/SM", "waves", "GB/s", "SM util");
+  std::snprintf(line, sizeof line, "%-28s %11s %11s %9s %14s %8s %9s %8s\n",
+                grouped ? "kernel (x launches)" : "kernel", "time_us", "busy_us", "CTAs", "CTAs/SM", "waves",
+                "GB/s", "SM util");
   os << line;
   std::vector<KernelGroup> rows;
   if (grouped)
@@ -77,8 +80,10 @@ std::string format_result(const SimResult& r, const Device& d) {
     os << line;
   }
   if (r.ok) {
-    std::snprintf(line, sizeof line, "%-28s %11.2f   (%.3f MB moved, %.1f GB/s over the whole time, %.0f%% of achievable)\n",
-                  "total", r.time_us, r.dram_bytes * 1e-6, r.time_us > 0 ? r.dram_bytes / r.time_us * 1e-3 : 0.0,
+    std::snprintf(line, sizeof line,
+                  "%-28s %11.2f   (%.3f MB moved, %.1f GB/s over the whole time, %.0f%% of achievable)\n",
+                  "total", r.time_us, r.dram_bytes * 1e-6,
+                  r.time_us > 0 ? r.dram_bytes / r.time_us * 1e-3 : 0.0,
                   r.time_us > 0 ? 100.0 * r.dram_bytes / r.time_us * 1e-3 / d.dram_achievable_gbps : 0.0);
     os << line;
   } else {

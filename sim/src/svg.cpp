@@ -20,10 +20,14 @@ constexpr int kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
@@ -55,9 +59,11 @@ struct Scale {
       // Powers of 2 when the range is narrow enough to label them, else powers of 10.
       const double span = std::log2(hi / lo);
       if (span <= 16) {
-        for (double v = std::exp2(std::ceil(std::log2(lo))); v <= hi * (1 + 1e-9); v *= (span > 8 ? 4 : 2)) t.push_back(v);
+        for (double v = std::exp2(std::ceil(std::log2(lo))); v <= hi * (1 + 1e-9); v *= (span > 8 ? 4 : 2))
+          t.push_back(v);
       } else {
-        for (double v = std::pow(10, std::ceil(std::log10(lo))); v <= hi * (1 + 1e-9); v *= 10) t.push_back(v);
+        for (double v = std::pow(10, std::ceil(std::log10(lo))); v <= hi * (1 + 1e-9); v *= 10)
+          t.push_back(v);
       }
     } else {
       const double raw = (hi - lo) / 6;
@@ -110,28 +116,35 @@ std::string render_line_plot(const LinePlot& p) {
   const Scale sy = make_scale(ys, p.log_y, H - bottom, top);
   std::ostringstream o;
   o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << W << R"(" height=")" << H
-    << R"(" font-family="sans-serif" font-size="12">)" << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)" << "\n";
-  o << R"(<text x=")" << W / 2 - right / 2 + left / 2 << R"(" y="28" text-anchor="middle" font-size="16">)" << esc(p.title) << "</text>\n";
+    << R"(" font-family="sans-serif" font-size="12">)"
+    << "\n";
+  o << R"(<rect width="100%" height="100%" fill="white"/>)"
+    << "\n";
+  o << R"(<text x=")" << W / 2 - right / 2 + left / 2 << R"(" y="28" text-anchor="middle" font-size="16">)"
+    << esc(p.title) << "</text>\n";
   // Grid and ticks.
   for (double t : sx.ticks()) {
     const double x = sx(t);
     o << R"(<line x1=")" << x << R"(" y1=")" << top << R"(" x2=")" << x << R"(" y2=")" << H - bottom
-      << R"(" stroke="#e5e5e5"/>)" << R"(<text x=")" << x << R"(" y=")" << H - bottom + 18
-      << R"(" text-anchor="middle">)" << num(t) << "</text>\n";
+      << R"(" stroke="#e5e5e5"/>)"
+      << R"(<text x=")" << x << R"(" y=")" << H - bottom + 18 << R"(" text-anchor="middle">)" << num(t)
+      << "</text>\n";
   }
   for (double t : sy.ticks()) {
     const double y = sy(t);
     o << R"(<line x1=")" << left << R"(" y1=")" << y << R"(" x2=")" << W - right << R"(" y2=")" << y
-      << R"(" stroke="#e5e5e5"/>)" << R"(<text x=")" << left - 8 << R"(" y=")" << y + 4
-      << R"(" text-anchor="end">)" << num(t) << "</text>\n";
+      << R"(" stroke="#e5e5e5"/>)"
+      << R"(<text x=")" << left - 8 << R"(" y=")" << y + 4 << R"(" text-anchor="end">)" << num(t)
+      << "</text>\n";
   }
   o << R"(<rect x=")" << left << R"(" y=")" << top << R"(" width=")" << W - right - left << R"(" height=")"
-    << H - bottom - top << R"(" fill="none" stroke="black"/>)" << "\n";
+    << H - bottom - top << R"(" fill="none" stroke="black"/>)"
+    << "\n";
   o << R"(<text x=")" << (left + W - right) / 2 << R"(" y=")" << H - 25 << R"(" text-anchor="middle">)"
     << esc(p.x_label) << (p.log_x ? " (log)" : "") << "</text>\n";
-  o << R"(<text transform="translate(24,)" << (top + H - bottom) / 2 << R"x() rotate(-90)" text-anchor="middle">)x"
-    << esc(p.y_label) << (p.log_y ? " (log)" : "") << "</text>\n";
+  o << R"(<text transform="translate(24,)" << (top + H - bottom) / 2
+    << R"x() rotate(-90)" text-anchor="middle">)x" << esc(p.y_label) << (p.log_y ? " (log)" : "")
+    << "</text>\n";
   // Crossover markers.
   for (std::size_t i = 0; i < p.marker_x.size(); ++i) {
     const double x = sx(p.marker_x[i]);
@@ -139,8 +152,8 @@ std::string render_line_plot(const LinePlot& p) {
     o << R"(<line x1=")" << x << R"(" y1=")" << top << R"(" x2=")" << x << R"(" y2=")" << H - bottom
       << R"(" stroke="#555" stroke-dasharray="4,4"/>)";
     if (i < p.marker_label.size())
-      o << R"(<text x=")" << x + 3 << R"(" y=")" << top + 14 + 14 * static_cast<double>(i % 4) << R"(" font-size="10" fill="#555">)"
-        << esc(p.marker_label[i]) << "</text>";
+      o << R"(<text x=")" << x + 3 << R"(" y=")" << top + 14 + 14 * static_cast<double>(i % 4)
+        << R"(" font-size="10" fill="#555">)" << esc(p.marker_label[i]) << "</text>";
     o << "\n";
   }
   // Series: polylines broken at missing points.
@@ -150,7 +163,8 @@ std::string render_line_plot(const LinePlot& p) {
     std::string points;
     auto flush = [&] {
       if (!points.empty())
-        o << R"(<polyline fill="none" stroke=")" << color << R"(" stroke-width="2" points=")" << points << "\"/>\n";
+        o << R"(<polyline fill="none" stroke=")" << color << R"(" stroke-width="2" points=")" << points
+          << "\"/>\n";
       points.clear();
     };
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
@@ -161,13 +175,14 @@ std::string render_line_plot(const LinePlot& p) {
       char b[64];
       std::snprintf(b, sizeof b, "%.1f,%.1f ", sx(s.x[i]), sy(s.y[i]));
       points += b;
-      o << R"(<circle cx=")" << sx(s.x[i]) << R"(" cy=")" << sy(s.y[i]) << R"(" r="2.5" fill=")" << color << "\"/>";
+      o << R"(<circle cx=")" << sx(s.x[i]) << R"(" cy=")" << sy(s.y[i]) << R"(" r="2.5" fill=")" << color
+        << "\"/>";
     }
     flush();
     const double ly = top + 10 + 20 * static_cast<double>(si);
-    o << R"(<line x1=")" << W - right + 15 << R"(" y1=")" << ly << R"(" x2=")" << W - right + 40 << R"(" y2=")" << ly
-      << R"(" stroke=")" << color << R"(" stroke-width="3"/>)" << R"(<text x=")" << W - right + 46 << R"(" y=")"
-      << ly + 4 << "\">" << esc(s.label) << "</text>\n";
+    o << R"(<line x1=")" << W - right + 15 << R"(" y1=")" << ly << R"(" x2=")" << W - right + 40
+      << R"(" y2=")" << ly << R"(" stroke=")" << color << R"(" stroke-width="3"/>)"
+      << R"(<text x=")" << W - right + 46 << R"(" y=")" << ly + 4 << "\">" << esc(s.label) << "</text>\n";
   }
   o << "</svg>\n";
   return o.str();
@@ -179,8 +194,10 @@ std::string render_heat_map(const HeatMap& m) {
   const double H = top + cell_h * static_cast<double>(m.y_labels.size()) + 70;
   std::ostringstream o;
   o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << W << R"(" height=")" << H
-    << R"(" font-family="sans-serif" font-size="11">)" << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)" << "\n";
+    << R"(" font-family="sans-serif" font-size="11">)"
+    << "\n";
+  o << R"(<rect width="100%" height="100%" fill="white"/>)"
+    << "\n";
   o << R"(<text x=")" << left << R"(" y="24" font-size="15">)" << esc(m.title) << "</text>\n";
   for (std::size_t c = 0; c < m.x_labels.size(); ++c)
     o << R"(<text x=")" << left + cell_w * (static_cast<double>(c) + 0.5) << R"(" y=")" << top - 8
@@ -196,21 +213,21 @@ std::string render_heat_map(const HeatMap& m) {
       o << R"(<rect x=")" << x << R"(" y=")" << y << R"(" width=")" << cell_w << R"(" height=")" << cell_h
         << R"(" fill=")" << color << R"(" fill-opacity="0.55" stroke="white"/>)";
       if (r < m.text.size() && c < m.text[r].size() && !m.text[r][c].empty())
-        o << R"(<text x=")" << x + cell_w / 2 << R"(" y=")" << y + cell_h / 2 + 4 << R"(" text-anchor="middle" font-size="10">)"
-          << esc(m.text[r][c]) << "</text>";
+        o << R"(<text x=")" << x + cell_w / 2 << R"(" y=")" << y + cell_h / 2 + 4
+          << R"(" text-anchor="middle" font-size="10">)" << esc(m.text[r][c]) << "</text>";
       o << "\n";
     }
   }
   const double bottom = top + cell_h * static_cast<double>(m.y_labels.size());
-  o << R"(<text x=")" << left + cell_w * static_cast<double>(m.x_labels.size()) / 2 << R"(" y=")" << bottom + 24
-    << R"(" text-anchor="middle">)" << esc(m.x_label) << "</text>\n";
+  o << R"(<text x=")" << left + cell_w * static_cast<double>(m.x_labels.size()) / 2 << R"(" y=")"
+    << bottom + 24 << R"(" text-anchor="middle">)" << esc(m.x_label) << "</text>\n";
   o << R"(<text x="10" y=")" << top - 8 << "\">" << esc(m.y_label) << "</text>\n";
   const double lx = left + cell_w * static_cast<double>(m.x_labels.size()) + 20;
   for (std::size_t i = 0; i < m.legend.size(); ++i) {
     const double y = top + 22 * static_cast<double>(i);
-    o << R"(<rect x=")" << lx << R"(" y=")" << y << R"(" width="16" height="16" fill=")" << kPalette[i % kPaletteSize]
-      << R"(" fill-opacity="0.55"/>)" << R"(<text x=")" << lx + 22 << R"(" y=")" << y + 12 << "\">" << esc(m.legend[i])
-      << "</text>\n";
+    o << R"(<rect x=")" << lx << R"(" y=")" << y << R"(" width="16" height="16" fill=")"
+      << kPalette[i % kPaletteSize] << R"(" fill-opacity="0.55"/>)"
+      << R"(<text x=")" << lx + 22 << R"(" y=")" << y + 12 << "\">" << esc(m.legend[i]) << "</text>\n";
   }
   o << "</svg>\n";
   return o.str();

@@ -1,10 +1,11 @@
 // Sweeps: axes, the parallel loop over points, CSV and crossovers.
 #include "pao/sim/sweep.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <omp.h>
 #include <sstream>
 
 #include "pao/error.hpp"
@@ -46,9 +47,8 @@ std::vector<std::size_t> unravel(std::size_t index, const std::vector<Axis>& axe
 
 const std::vector<std::string>& workload_axis_names() {
   static const std::vector<std::string> names = {
-      "num-seqs",  "num-heads",      "num-kv-heads", "head-size", "block-size", "seq-len",
-      "query-len", "max-seq-len",    "partition-size", "threads", "regs",      "block-m",
-      "block-n",   "fallback-tile"};
+      "num-seqs",    "num-heads",      "num-kv-heads", "head-size", "block-size", "seq-len", "query-len",
+      "max-seq-len", "partition-size", "threads",      "regs",      "block-m",    "block-n", "fallback-tile"};
   return names;
 }
 
@@ -86,7 +86,8 @@ Axis parse_axis(std::string_view spec) {
     if (step[0] == 'x') {
       require(s > 1 && start > 0, what, ": a geometric axis needs start > 0 and factor > 1");
       axis.geometric = true;
-      for (double v = start; v <= stop * (1 + 1e-12); v *= s) axis.values.push_back(std::round(v * 1e6) / 1e6);
+      for (double v = start; v <= stop * (1 + 1e-12); v *= s)
+        axis.values.push_back(std::round(v * 1e6) / 1e6);
     } else {
       require(s > 0, what, ": step must be positive");
       for (double v = start; v <= stop + s * 1e-9; v += s) axis.values.push_back(v);
@@ -95,12 +96,13 @@ Axis parse_axis(std::string_view spec) {
     std::size_t pos = 0;
     while (true) {
       const auto comma = list.find(',', pos);
-      axis.values.push_back(parse_number(list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos), what));
+      axis.values.push_back(parse_number(
+          list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos), what));
       if (comma == std::string_view::npos) break;
       pos = comma + 1;
     }
-    axis.geometric = axis.values.size() > 2 && axis.values.front() > 0 &&
-                     axis.values.back() / axis.values.front() >= 16;
+    axis.geometric =
+        axis.values.size() > 2 && axis.values.front() > 0 && axis.values.back() / axis.values.front() >= 16;
   }
   require(!axis.values.empty() && axis.values.size() <= 100000, what, ": needs 1..100000 values");
   return axis;
@@ -133,18 +135,30 @@ void apply_axes(const std::vector<Axis>& axes, const std::vector<double>& values
       const std::int32_t group = w.num_heads / std::max(w.num_kv_heads, 1);
       w.num_heads = i;
       w.num_kv_heads = std::max(1, i / std::max(group, 1));
-    } else if (name == "num-kv-heads") w.num_kv_heads = i;
-    else if (name == "head-size") w.head_size = i;
-    else if (name == "block-size") w.block_size = i;
-    else if (name == "seq-len") std::fill(w.seq_lens.begin(), w.seq_lens.end(), i);
-    else if (name == "query-len") w.query_lens.assign(w.seq_lens.size(), i);
-    else if (name == "max-seq-len") w.max_seq_len = i;
-    else if (name == "partition-size") k.partition_size = i;
-    else if (name == "threads") k.threads_per_cta = i;
-    else if (name == "regs") k.registers_per_thread = i;
-    else if (name == "block-m") k.block_m = i;
-    else if (name == "block-n") k.block_n = i;
-    else if (name == "fallback-tile") k.fallback_tile = i;
+    } else if (name == "num-kv-heads")
+      w.num_kv_heads = i;
+    else if (name == "head-size")
+      w.head_size = i;
+    else if (name == "block-size")
+      w.block_size = i;
+    else if (name == "seq-len")
+      std::fill(w.seq_lens.begin(), w.seq_lens.end(), i);
+    else if (name == "query-len")
+      w.query_lens.assign(w.seq_lens.size(), i);
+    else if (name == "max-seq-len")
+      w.max_seq_len = i;
+    else if (name == "partition-size")
+      k.partition_size = i;
+    else if (name == "threads")
+      k.threads_per_cta = i;
+    else if (name == "regs")
+      k.registers_per_thread = i;
+    else if (name == "block-m")
+      k.block_m = i;
+    else if (name == "block-n")
+      k.block_n = i;
+    else if (name == "fallback-tile")
+      k.fallback_tile = i;
   }
   // A swept max-seq-len below a swept seq-len would be rejected; lengths win.
   if (w.max_seq_len > 0)
@@ -207,9 +221,10 @@ std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepPoint>& poin
     std::string err = p.error;
     std::replace(err.begin(), err.end(), ',', ';');
     std::replace(err.begin(), err.end(), '\n', ' ');
-    std::snprintf(buf, sizeof buf, "%s,%d,%.6g,%lld,%lld,%.6g,%.10g,%.6g,", spec.kernels[p.kernel].label().c_str(),
-                  p.ok ? 1 : 0, p.ok ? p.time_us : 0.0, static_cast<long long>(p.launches),
-                  static_cast<long long>(p.ctas), p.waves, p.dram_bytes, p.achieved_gbps);
+    std::snprintf(buf, sizeof buf, "%s,%d,%.6g,%lld,%lld,%.6g,%.10g,%.6g,",
+                  spec.kernels[p.kernel].label().c_str(), p.ok ? 1 : 0, p.ok ? p.time_us : 0.0,
+                  static_cast<long long>(p.launches), static_cast<long long>(p.ctas), p.waves, p.dram_bytes,
+                  p.achieved_gbps);
     os << buf << err << "\n";
   }
   return os.str();

@@ -41,20 +41,28 @@ std::string Workload::to_string() const {
 
 std::string to_string(KernelKind kind) {
   switch (kind) {
-    case KernelKind::v1: return "v1";
-    case KernelKind::v2: return "v2";
-    case KernelKind::prefix: return "prefix";
-    case KernelKind::fallback: return "fallback";
+    case KernelKind::v1:
+      return "v1";
+    case KernelKind::v2:
+      return "v2";
+    case KernelKind::prefix:
+      return "prefix";
+    case KernelKind::fallback:
+      return "fallback";
   }
   return "?";
 }
 
 std::string KernelConfig::label() const {
   switch (kind) {
-    case KernelKind::v1: return "v1";
-    case KernelKind::v2: return "v2-" + std::to_string(partition_size);
-    case KernelKind::prefix: return "prefix-" + std::to_string(block_m) + "x" + std::to_string(block_n);
-    case KernelKind::fallback: return "fallback-" + std::to_string(fallback_tile);
+    case KernelKind::v1:
+      return "v1";
+    case KernelKind::v2:
+      return "v2-" + std::to_string(partition_size);
+    case KernelKind::prefix:
+      return "prefix-" + std::to_string(block_m) + "x" + std::to_string(block_n);
+    case KernelKind::fallback:
+      return "fallback-" + std::to_string(fallback_tile);
   }
   return "?";
 }
@@ -65,8 +73,7 @@ std::int32_t parse_int(std::string_view text, std::string_view what) {
   std::int32_t value = 0;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  require(ec == std::errc() && ptr == end && !text.empty(), what, ": '", text,
-          "' is not an integer");
+  require(ec == std::errc() && ptr == end && !text.empty(), what, ": '", text, "' is not an integer");
   return value;
 }
 
@@ -77,7 +84,8 @@ std::vector<std::int32_t> parse_int_list(std::string_view text, std::string_view
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const auto comma = text.find(',', pos);
-    const auto item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const auto item =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     out.push_back(parse_int(item, what));
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
@@ -110,7 +118,8 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
     k.kind = KernelKind::prefix;
     if (has_arg) {
       const auto x = arg.find('x');
-      require(x != std::string_view::npos, "kernel '", spec, "': expected prefix:BLOCK_MxBLOCK_N, e.g. prefix:64x64");
+      require(x != std::string_view::npos, "kernel '", spec,
+              "': expected prefix:BLOCK_MxBLOCK_N, e.g. prefix:64x64");
       k.block_m = parse_int(arg.substr(0, x), "kernel prefix BLOCK_M");
       k.block_n = parse_int(arg.substr(x + 1), "kernel prefix BLOCK_N");
     }
@@ -129,24 +138,24 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
 
 void validate_workload(const Workload& w) {
   require(w.num_seqs >= 0, "num_seqs = ", w.num_seqs, ": must be >= 0");
-  require(w.num_heads > 0 && w.num_kv_heads > 0, "num_heads = ", w.num_heads, ", num_kv_heads = ",
-          w.num_kv_heads, ": both must be positive");
+  require(w.num_heads > 0 && w.num_kv_heads > 0, "num_heads = ", w.num_heads,
+          ", num_kv_heads = ", w.num_kv_heads, ": both must be positive");
   require(w.num_heads % w.num_kv_heads == 0, "num_heads = ", w.num_heads,
           " is not a multiple of num_kv_heads = ", w.num_kv_heads, " (GQA/MQA needs it)");
   require(w.head_size > 0, "head_size = ", w.head_size, ": must be positive");
   require(w.block_size > 0, "block_size = ", w.block_size, ": must be positive");
-  require(w.seq_lens.size() == static_cast<std::size_t>(w.num_seqs), "seq_lens has ",
-          w.seq_lens.size(), " entries but num_seqs = ", w.num_seqs);
+  require(w.seq_lens.size() == static_cast<std::size_t>(w.num_seqs), "seq_lens has ", w.seq_lens.size(),
+          " entries but num_seqs = ", w.num_seqs);
   require(w.query_lens.empty() || w.query_lens.size() == w.seq_lens.size(), "query_lens has ",
           w.query_lens.size(), " entries but num_seqs = ", w.num_seqs);
   require(is_activation(w.dtype), "dtype = ", dtype_name(w.dtype), ": must be f32, f16 or bf16");
   for (std::size_t i = 0; i < w.seq_lens.size(); ++i) {
     require(w.seq_lens[i] >= 0, "seq_lens[", i, "] = ", w.seq_lens[i], ": negative length");
-    require(w.max_seq_len == 0 || w.seq_lens[i] <= w.max_seq_len, "seq_lens[", i, "] = ",
-            w.seq_lens[i], " exceeds max_seq_len = ", w.max_seq_len);
+    require(w.max_seq_len == 0 || w.seq_lens[i] <= w.max_seq_len, "seq_lens[", i, "] = ", w.seq_lens[i],
+            " exceeds max_seq_len = ", w.max_seq_len);
     if (!w.query_lens.empty()) {
-      require(w.query_lens[i] >= 0 && w.query_lens[i] <= w.seq_lens[i], "query_lens[", i, "] = ",
-              w.query_lens[i], ": must be in [0, seq_lens[", i, "] = ", w.seq_lens[i], "]");
+      require(w.query_lens[i] >= 0 && w.query_lens[i] <= w.seq_lens[i], "query_lens[", i,
+              "] = ", w.query_lens[i], ": must be in [0, seq_lens[", i, "] = ", w.seq_lens[i], "]");
     }
   }
 }
@@ -171,30 +180,50 @@ Workload load_workload_json(const std::string& path) {
   const auto list_of = [&](const std::string& key, const nlohmann::json& v) {
     require(v.is_array(), path, ": '", key, "' must be an array of integers");
     std::vector<std::int32_t> out;
-    for (std::size_t i = 0; i < v.size(); ++i) out.push_back(int_of(key + "[" + std::to_string(i) + "]", v[i]));
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out.push_back(int_of(key + "[" + std::to_string(i) + "]", v[i]));
     return out;
   };
   std::string kv_dtype = "auto";
   for (const auto& [key, v] : j.items()) {
-    if (key == "num_seqs") w.num_seqs = int_of(key, v);
-    else if (key == "num_heads") w.num_heads = int_of(key, v);
-    else if (key == "num_kv_heads") w.num_kv_heads = int_of(key, v);
-    else if (key == "head_size") w.head_size = int_of(key, v);
-    else if (key == "block_size") w.block_size = int_of(key, v);
-    else if (key == "max_seq_len") w.max_seq_len = int_of(key, v);
-    else if (key == "seq_len") seq_len = int_of(key, v);
-    else if (key == "query_len") query_len = int_of(key, v);
-    else if (key == "seq_lens") { w.seq_lens = list_of(key, v); have_seq_lens = true; }
-    else if (key == "query_lens") w.query_lens = list_of(key, v);
-    else if (key == "dtype") { require(v.is_string(), path, ": 'dtype' must be a string"); w.dtype = parse_dtype(v.get<std::string>(), "dtype"); }
-    else if (key == "kv_cache_dtype") { require(v.is_string(), path, ": 'kv_cache_dtype' must be a string"); kv_dtype = v.get<std::string>(); }
-    else if (key == "name" || key == "description" || key == "seed") continue;  // case metadata
-    else fail(path, ": unknown key '", key, "' in a simulator case");
+    if (key == "num_seqs")
+      w.num_seqs = int_of(key, v);
+    else if (key == "num_heads")
+      w.num_heads = int_of(key, v);
+    else if (key == "num_kv_heads")
+      w.num_kv_heads = int_of(key, v);
+    else if (key == "head_size")
+      w.head_size = int_of(key, v);
+    else if (key == "block_size")
+      w.block_size = int_of(key, v);
+    else if (key == "max_seq_len")
+      w.max_seq_len = int_of(key, v);
+    else if (key == "seq_len")
+      seq_len = int_of(key, v);
+    else if (key == "query_len")
+      query_len = int_of(key, v);
+    else if (key == "seq_lens") {
+      w.seq_lens = list_of(key, v);
+      have_seq_lens = true;
+    } else if (key == "query_lens")
+      w.query_lens = list_of(key, v);
+    else if (key == "dtype") {
+      require(v.is_string(), path, ": 'dtype' must be a string");
+      w.dtype = parse_dtype(v.get<std::string>(), "dtype");
+    } else if (key == "kv_cache_dtype") {
+      require(v.is_string(), path, ": 'kv_cache_dtype' must be a string");
+      kv_dtype = v.get<std::string>();
+    } else if (key == "name" || key == "description" || key == "seed")
+      continue;  // case metadata
+    else
+      fail(path, ": unknown key '", key, "' in a simulator case");
   }
   w.kv_cache_dtype = parse_kv_cache_dtype(kv_dtype, w.dtype);
   require(have_seq_lens || seq_len >= 0, path, ": needs 'seq_lens' (array) or 'seq_len'");
-  if (!have_seq_lens) w.seq_lens.assign(static_cast<std::size_t>(std::max(w.num_seqs, 0)), seq_len);
-  else if (!j.contains("num_seqs")) w.num_seqs = static_cast<std::int32_t>(w.seq_lens.size());
+  if (!have_seq_lens)
+    w.seq_lens.assign(static_cast<std::size_t>(std::max(w.num_seqs, 0)), seq_len);
+  else if (!j.contains("num_seqs"))
+    w.num_seqs = static_cast<std::int32_t>(w.seq_lens.size());
   if (query_len >= 0 && w.query_lens.empty()) w.query_lens.assign(w.seq_lens.size(), query_len);
   validate_workload(w);
   return w;

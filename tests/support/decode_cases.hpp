@@ -80,18 +80,51 @@ inline std::vector<DecodeCaseSpec> feature_cases() {
   };
   add([](DecodeCaseSpec& s) { s.num_kv_heads = 1; });  // MQA
   add([](DecodeCaseSpec& s) { s.num_kv_heads = 8; });  // MHA
-  add([](DecodeCaseSpec& s) { s.soft_cap = 5.0f; s.distribution = ValueDistribution::large_logits; });
+  add([](DecodeCaseSpec& s) {
+    s.soft_cap = 5.0f;
+    s.distribution = ValueDistribution::large_logits;
+  });
   add([](DecodeCaseSpec& s) { s.sliding_window = 20; });
-  add([](DecodeCaseSpec& s) { s.sliding_window = 1; s.alibi = true; });
-  add([](DecodeCaseSpec& s) { s.distribution = ValueDistribution::large_logits; s.dtype = s.kv_cache_dtype = DType::bf16; });
+  add([](DecodeCaseSpec& s) {
+    s.sliding_window = 1;
+    s.alibi = true;
+  });
+  add([](DecodeCaseSpec& s) {
+    s.distribution = ValueDistribution::large_logits;
+    s.dtype = s.kv_cache_dtype = DType::bf16;
+  });
   add([](DecodeCaseSpec& s) { s.distribution = ValueDistribution::near_ties; });
   add([](DecodeCaseSpec& s) { s.distribution = ValueDistribution::dominant_token; });
-  add([](DecodeCaseSpec& s) { s.distribution = ValueDistribution::all_equal; s.dtype = s.kv_cache_dtype = DType::f32; });
-  add([](DecodeCaseSpec& s) { s.kv_cache_dtype = DType::fp8_e4m3; s.k_scale = 0.03125f; s.v_scale = 2.0f; s.distribution = ValueDistribution::large_logits; });
-  add([](DecodeCaseSpec& s) { s.kv_cache_dtype = DType::fp8_e5m2; s.dtype = DType::bf16; s.k_scale = 0.7f; s.v_scale = 1.3f; });
-  add([](DecodeCaseSpec& s) { s.kv_layout = KVLayout::nhd; s.block_size = 32; s.alibi = true; });
-  add([](DecodeCaseSpec& s) { s.block_size = 64; s.partition_size = 64; s.dtype = s.kv_cache_dtype = DType::f32; });
-  add([](DecodeCaseSpec& s) { s.max_seq_len = 300; s.partition_size = 16; });  // partitions past every end
+  add([](DecodeCaseSpec& s) {
+    s.distribution = ValueDistribution::all_equal;
+    s.dtype = s.kv_cache_dtype = DType::f32;
+  });
+  add([](DecodeCaseSpec& s) {
+    s.kv_cache_dtype = DType::fp8_e4m3;
+    s.k_scale = 0.03125f;
+    s.v_scale = 2.0f;
+    s.distribution = ValueDistribution::large_logits;
+  });
+  add([](DecodeCaseSpec& s) {
+    s.kv_cache_dtype = DType::fp8_e5m2;
+    s.dtype = DType::bf16;
+    s.k_scale = 0.7f;
+    s.v_scale = 1.3f;
+  });
+  add([](DecodeCaseSpec& s) {
+    s.kv_layout = KVLayout::nhd;
+    s.block_size = 32;
+    s.alibi = true;
+  });
+  add([](DecodeCaseSpec& s) {
+    s.block_size = 64;
+    s.partition_size = 64;
+    s.dtype = s.kv_cache_dtype = DType::f32;
+  });
+  add([](DecodeCaseSpec& s) {
+    s.max_seq_len = 300;
+    s.partition_size = 16;
+  });  // partitions past every end
   return cases;
 }
 

@@ -31,17 +31,20 @@ inline std::vector<double> lowp_decode_reference(const DecodeCase& c) {
         for (double& x : *rows) x = round_act(t, static_cast<float>(x));
       for (std::int64_t h = kvh * G; h < (kvh + 1) * G; ++h) {
         std::vector<float> q(static_cast<std::size_t>(hs));
-        for (std::int64_t d = 0; d < hs; ++d) q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({seq, h, d}));
+        for (std::int64_t d = 0; d < hs; ++d)
+          q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({seq, h, d}));
         std::vector<float> p(static_cast<std::size_t>(L));
         float m = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < L; ++j) {
           float dot = 0;
           for (std::int64_t d = 0; d < hs; ++d)
-            dot += q[static_cast<std::size_t>(d)] * static_cast<float>(kv.k[static_cast<std::size_t>(j * hs + d)]);
+            dot += q[static_cast<std::size_t>(d)] *
+                   static_cast<float>(kv.k[static_cast<std::size_t>(j * hs + d)]);
           float z = round_act(t, scale * dot);
           if (s.soft_cap > 0) z = s.soft_cap * std::tanh(z / s.soft_cap);
           if (s.alibi) z += static_cast<float>(c.alibi_slopes.at({h})) * static_cast<float>(j - L + 1);
-          if (s.sliding_window > 0 && L - 1 - j >= s.sliding_window) z = -std::numeric_limits<float>::infinity();
+          if (s.sliding_window > 0 && L - 1 - j >= s.sliding_window)
+            z = -std::numeric_limits<float>::infinity();
           p[static_cast<std::size_t>(j)] = z;
           m = std::max(m, z);
         }
@@ -51,7 +54,9 @@ inline std::vector<double> lowp_decode_reference(const DecodeCase& c) {
         for (std::int64_t d = 0; d < hs; ++d) {
           float acc = 0;
           for (std::int64_t j = 0; j < L; ++j)
-            if (p[static_cast<std::size_t>(j)] != 0) acc += p[static_cast<std::size_t>(j)] * static_cast<float>(kv.v[static_cast<std::size_t>(j * hs + d)]);
+            if (p[static_cast<std::size_t>(j)] != 0)
+              acc += p[static_cast<std::size_t>(j)] *
+                     static_cast<float>(kv.v[static_cast<std::size_t>(j * hs + d)]);
           out[static_cast<std::size_t>((seq * s.num_heads + h) * hs + d)] = round_act(t, acc);
         }
       }

@@ -69,24 +69,59 @@ inline std::vector<PrefixCaseSpec> prefix_feature_cases() {
     cases.push_back(s);
   };
   add([](PrefixCaseSpec& s) { s.num_kv_heads = 1; });  // MQA
-  add([](PrefixCaseSpec& s) { s.soft_cap = 5.0f; s.distribution = ValueDistribution::large_logits; });
-  add([](PrefixCaseSpec& s) { s.sliding_window = 7; });  // shorter than a chunk
-  add([](PrefixCaseSpec& s) { s.sliding_window = 1; s.alibi = true; });
-  add([](PrefixCaseSpec& s) { s.sliding_window = 30; s.block_m = 8; s.block_n = 8; s.context_tile = 8; });
-  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::large_logits; s.dtype = s.kv_cache_dtype = DType::bf16; });
-  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::near_ties; });
-  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::dominant_token; });
-  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::all_equal; s.dtype = s.kv_cache_dtype = DType::f32; });
   add([](PrefixCaseSpec& s) {
-    s.kv_cache_dtype = DType::fp8_e4m3; s.k_scale = 0.03125f; s.v_scale = 2.0f;
+    s.soft_cap = 5.0f;
     s.distribution = ValueDistribution::large_logits;
   });
-  add([](PrefixCaseSpec& s) { s.kv_cache_dtype = DType::fp8_e5m2; s.dtype = DType::bf16; s.k_scale = 0.7f; s.v_scale = 1.3f; });
-  add([](PrefixCaseSpec& s) { s.kv_layout = KVLayout::nhd; s.block_size = 32; s.alibi = true; s.soft_cap = 2.0f; });
-  add([](PrefixCaseSpec& s) { s.scale = 0.3f; s.alibi = true; s.sliding_window = 12; });
+  add([](PrefixCaseSpec& s) { s.sliding_window = 7; });  // shorter than a chunk
+  add([](PrefixCaseSpec& s) {
+    s.sliding_window = 1;
+    s.alibi = true;
+  });
+  add([](PrefixCaseSpec& s) {
+    s.sliding_window = 30;
+    s.block_m = 8;
+    s.block_n = 8;
+    s.context_tile = 8;
+  });
+  add([](PrefixCaseSpec& s) {
+    s.distribution = ValueDistribution::large_logits;
+    s.dtype = s.kv_cache_dtype = DType::bf16;
+  });
+  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::near_ties; });
+  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::dominant_token; });
+  add([](PrefixCaseSpec& s) {
+    s.distribution = ValueDistribution::all_equal;
+    s.dtype = s.kv_cache_dtype = DType::f32;
+  });
+  add([](PrefixCaseSpec& s) {
+    s.kv_cache_dtype = DType::fp8_e4m3;
+    s.k_scale = 0.03125f;
+    s.v_scale = 2.0f;
+    s.distribution = ValueDistribution::large_logits;
+  });
+  add([](PrefixCaseSpec& s) {
+    s.kv_cache_dtype = DType::fp8_e5m2;
+    s.dtype = DType::bf16;
+    s.k_scale = 0.7f;
+    s.v_scale = 1.3f;
+  });
+  add([](PrefixCaseSpec& s) {
+    s.kv_layout = KVLayout::nhd;
+    s.block_size = 32;
+    s.alibi = true;
+    s.soft_cap = 2.0f;
+  });
+  add([](PrefixCaseSpec& s) {
+    s.scale = 0.3f;
+    s.alibi = true;
+    s.sliding_window = 12;
+  });
   // Defaults of vLLM's kernel and a chunk longer than block_m with a ragged last tile.
   add([](PrefixCaseSpec& s) {
-    s.block_m = 128; s.block_n = 64; s.context_tile = 32;
+    s.block_m = 128;
+    s.block_n = 64;
+    s.context_tile = 32;
     s.context_lens = {70, 0, 5};
     s.query_lens = {150, 1, 130};
     s.head_size = 32;

@@ -7,6 +7,17 @@ cd "$(dirname "$0")/../.."
 tools/scripts/install-deps.sh
 jobs=$(nproc)
 
+echo "== format (.clang-format) =="
+# The layout is pinned to clang-format 14 (Debian 12's); other versions format some constructs
+# differently, so they only report.
+if [ "$(clang-format --version | sed -E 's/.*version ([0-9]+).*/\1/')" = 14 ]; then
+  find lib sim cuda tests tools -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) \
+    -print0 | xargs -0 clang-format --dry-run -Werror
+  echo "all files formatted"
+else
+  echo "skipped: $(clang-format --version) is not clang-format 14"
+fi
+
 echo "== fuzz the file and case readers (libFuzzer, 20 s each) =="
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPAO_FUZZ=ON -DPAO_CUDA=OFF >/dev/null
 cmake --build build/fuzz -j "$jobs" --target fuzz_safetensors fuzz_npy fuzz_case_json

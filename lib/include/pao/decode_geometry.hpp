@@ -30,7 +30,7 @@ struct DecodeGeometry {
   /// elem_bytes: size of the activation dtype (scalar_t); 4 for f32, 2 for f16/bf16. A constant
   /// expression, so the CUDA kernels size their arrays and template arguments with it.
   PAO_HD static constexpr DecodeGeometry make(std::int32_t warp_size, std::int32_t num_threads,
-                                    std::int32_t block_size, std::int32_t elem_bytes) {
+                                              std::int32_t block_size, std::int32_t elem_bytes) {
     DecodeGeometry g;
     g.warp_size = warp_size;
     g.num_threads = num_threads;

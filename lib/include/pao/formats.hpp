@@ -93,8 +93,7 @@ struct Minifloat {
   static constexpr std::uint32_t kManMask = (std::uint32_t{1} << ManBits) - 1;
   // Magnitude codes. For fn formats kInfCode is meaningless and never produced.
   static constexpr std::uint32_t kInfCode = kExpAllOnes << ManBits;
-  static constexpr std::uint32_t kMaxFiniteCode =
-      Kind == MiniKind::ieee ? kInfCode - 1 : kSignBit - 2;
+  static constexpr std::uint32_t kMaxFiniteCode = Kind == MiniKind::ieee ? kInfCode - 1 : kSignBit - 2;
   static constexpr std::uint32_t kNaNCode =
       Kind == MiniKind::ieee ? kInfCode | (std::uint32_t{1} << (ManBits - 1)) : kSignBit - 1;
 };
@@ -173,8 +172,7 @@ PAO_HD float decode_minifloat(std::uint32_t code) {
     if (exp_field == 0) {
       // man * 2^(kMinExp - ManBits): a normal float for ExpBits < 8, so the product is exact
       // and survives flush-to-zero.
-      constexpr std::uint32_t kQuantumBits =
-          static_cast<std::uint32_t>(127 + F::kMinExp - F::kManBits) << 23;
+      constexpr std::uint32_t kQuantumBits = static_cast<std::uint32_t>(127 + F::kMinExp - F::kManBits) << 23;
       const float m = static_cast<float>(man) * detail::bits_float(kQuantumBits);
       return detail::bits_float(sign | detail::float_bits(m));
     }

@@ -6,8 +6,8 @@
 // -ffp-contract=off for the same reason.
 #pragma once
 
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "pao/hd.hpp"
@@ -34,7 +34,7 @@ PAO_HD float round_even(float v) {
 /// polynomial (truncation < 6e-9 relative) by Horner with fma.
 PAO_HD float kernel_exp(float x) {
   using namespace kmath_detail;
-  if (!(x == x)) return x;                   // NaN
+  if (!(x == x)) return x;                                        // NaN
   if (x > 88.72283935546875f) return bits_to_float(0x7f800000u);  // overflow -> +inf
   if (x < -103.97908782958984f) return 0.0f;  // below half the smallest subnormal (and -inf)
   const float n = round_even(x * 1.44269502162933349609375f);
@@ -63,7 +63,7 @@ PAO_HD float kernel_tanh(float x) {
   if (a < 0.55f) {
     // Coefficients of x^(2k+1): 2^(2k+2) (2^(2k+2) - 1) B_(2k+2) / (2k+2)!.
     const float a2 = a * a;
-    float p = 9.69153795692e-5f;      // 18888466084/194896477400625
+    float p = 9.69153795692e-5f;          // 18888466084/194896477400625
     p = fmaf(p, a2, -2.39129114244e-4f);  // -443861162/1856156927625
     p = fmaf(p, a2, 5.90027440946e-4f);   // 6404582/10854718875
     p = fmaf(p, a2, -1.45583438706e-3f);  // -929569/638512875

@@ -12,12 +12,12 @@ namespace pao {
 
 /// Inputs of a decode step, with vLLM's names and layouts.
 struct DecodeArgs {
-  TensorView query;         // [num_seqs, num_heads, head_size]  f32/f16/bf16
-  TensorView key_cache;     // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
-                            // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
-  TensorView value_cache;   // vllm: [num_blocks, num_kv_heads, head_size, block_size]
-                            // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
-                            // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
+  TensorView query;        // [num_seqs, num_heads, head_size]  f32/f16/bf16
+  TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+  TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+                           // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
   KVLayout kv_layout = KVLayout::vllm;
   TensorView block_tables;  // [num_seqs, max_num_blocks_per_seq] i32
   TensorView seq_lens;      // [num_seqs] i32
@@ -29,8 +29,8 @@ struct DecodeArgs {
 };
 
 struct DecodeOutputs {
-  Tensor out;         // [num_seqs, num_heads, head_size], the query's dtype
-  Tensor out_f64;     // exact precision only: `out` before its one rounding
+  Tensor out;      // [num_seqs, num_heads, head_size], the query's dtype
+  Tensor out_f64;  // exact precision only: `out` before its one rounding
   // V2 only (undefined for V1). Partitions at or past a sequence's end hold tmp_out 0,
   // max_logits -inf and exp_sums 0 (vLLM leaves them unwritten).
   Tensor tmp_out;     // [num_seqs, num_heads, max_num_partitions, head_size], the query's dtype

@@ -28,8 +28,8 @@ struct PagedCacheLayout {
   /// Element offset of (physical block, kv head, token within the block, dim).
   PAO_HD std::int64_t offset(std::int64_t block, std::int64_t head, std::int64_t token,
                              std::int64_t dim) const {
-    return block * block_stride + head * head_stride + token * token_stride +
-           (dim / x) * dim_outer_stride + (dim % x) * dim_inner_stride;
+    return block * block_stride + head * head_stride + token * token_stride + (dim / x) * dim_outer_stride +
+           (dim % x) * dim_inner_stride;
   }
 };
 

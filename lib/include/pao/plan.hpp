@@ -66,7 +66,7 @@ struct DecodePlan {
   std::int32_t max_num_partitions = 1;  // ceil(max_seq_len / partition_size); 1 for V1
   std::int32_t grid_x = 0, grid_y = 0, grid_z = 0;
   std::vector<AttentionCta> ctas;
-  std::vector<ReduceCta> reduce_ctas;  // V2 only
+  std::vector<ReduceCta> reduce_ctas;      // V2 only
   std::size_t attention_shared_bytes = 0;  // dynamic shared memory per attention CTA (vLLM's rule)
   std::size_t reduce_shared_bytes = 0;     // per reduce CTA
 
@@ -77,8 +77,7 @@ struct DecodePlan {
 /// Plans V1 or V2 for the given sequence lengths (each in [0, shape.max_seq_len]).
 /// Throws pao::Error on inconsistent shapes (heads not divisible, partition size not a multiple
 /// of the block size, a seq_len beyond max_seq_len).
-DecodePlan plan_decode(DecodeKernel kernel, const DecodeShape& shape,
-                       std::span<const std::int32_t> seq_lens);
+DecodePlan plan_decode(DecodeKernel kernel, const DecodeShape& shape, std::span<const std::int32_t> seq_lens);
 
 std::int32_t ceil_div(std::int32_t a, std::int32_t b);
 std::string to_string(DecodeKernel kernel);

@@ -58,11 +58,11 @@ struct AdviseCell {
 
 struct RuleScore {
   std::string name;
-  std::size_t cells = 0;      // cells where some candidate runs
-  double accuracy = 0;        // cells where the choice is within 2% of the best
-  double class_accuracy = 0;  // cells where V1-vs-V2 matches the best's
-  std::size_t cannot_run = 0; // cells where the rule's choice does not fit on the device
-  double mean_regret = 0;     // mean of time(choice) / time(best) - 1, over cells where it runs
+  std::size_t cells = 0;       // cells where some candidate runs
+  double accuracy = 0;         // cells where the choice is within 2% of the best
+  double class_accuracy = 0;   // cells where V1-vs-V2 matches the best's
+  std::size_t cannot_run = 0;  // cells where the rule's choice does not fit on the device
+  double mean_regret = 0;      // mean of time(choice) / time(best) - 1, over cells where it runs
   double worst_regret = 0;
   std::string worst_cell;
 };

@@ -40,10 +40,10 @@ double predict_time(const Device& device, const Measurement& m);
 
 struct ErrorReport {
   std::size_t rows = 0;
-  double mape = 0;             // mean |pred - meas| / meas
-  double max_error = 0;        // max |pred - meas| / meas
-  double spearman = 0;         // rank correlation of predicted and measured times
-  std::size_t decisions = 0;   // groups with >= 2 kernels
+  double mape = 0;               // mean |pred - meas| / meas
+  double max_error = 0;          // max |pred - meas| / meas
+  double spearman = 0;           // rank correlation of predicted and measured times
+  std::size_t decisions = 0;     // groups with >= 2 kernels
   double decision_accuracy = 0;  // groups where the predicted fastest kernel is the measured one
 };
 

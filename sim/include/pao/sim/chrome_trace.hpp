@@ -23,8 +23,8 @@ class ChromeTraceWriter final : public TraceSink {
   ~ChromeTraceWriter() override;
 
   void kernel(const KernelResult& kernel, std::int64_t num_sms, std::int64_t ctas_per_sm) override;
-  void cta(std::size_t launch_index, std::int64_t sm, std::int64_t slot, double start_us,
-           double end_us, const CtaWork& work) override;
+  void cta(std::size_t launch_index, std::int64_t sm, std::int64_t slot, double start_us, double end_us,
+           const CtaWork& work) override;
   void counters(double t_us, double dram_gbps, std::int64_t resident_ctas) override;
   /// Closes the JSON; called by the destructor if not before.
   void finish();

@@ -28,7 +28,7 @@ struct WorkloadOptions {
   std::int32_t head_size = 128;
   std::int32_t block_size = 16;
   std::int32_t seq_len = 4096;
-  std::string seq_lens;    // "a,b,c" overrides seq_len and num_seqs
+  std::string seq_lens;        // "a,b,c" overrides seq_len and num_seqs
   std::int32_t query_len = 0;  // prefix: new tokens per sequence (0 = 1, decode)
   std::string query_lens;
   std::int32_t max_seq_len = 0;

@@ -44,11 +44,11 @@ struct Device {
   std::int64_t shared_reserved_per_cta_bytes = 0;
 
   // Memory system.
-  double dram_peak_gbps = 0;        // GB/s = 1e9 bytes/s
-  double dram_achievable_gbps = 0;  // the global cap the engine shares among CTAs
-  double sm_bandwidth_cap_gbps = 0; // what one SM can pull from L2/DRAM
+  double dram_peak_gbps = 0;         // GB/s = 1e9 bytes/s
+  double dram_achievable_gbps = 0;   // the global cap the engine shares among CTAs
+  double sm_bandwidth_cap_gbps = 0;  // what one SM can pull from L2/DRAM
   std::int64_t l2_size_bytes = 0;
-  double l2_bandwidth_gbps = 0;     // caps logical (pre-L2) bytes, e.g. GQA re-reads
+  double l2_bandwidth_gbps = 0;  // caps logical (pre-L2) bytes, e.g. GQA re-reads
 
   // Arithmetic.
   double fp32_tflops = 0;  // CUDA-core FMA throughput (decode kernels, reduce, fallback ops)
@@ -74,8 +74,8 @@ const std::vector<std::string>& device_field_keys();
 double device_field(const Device& device, std::string_view key);
 /// Sets a numeric field by key and re-validates the device; records `source` with confidence
 /// `confidence`. Throws pao::Error naming the key on an unknown key or a bad value.
-void set_device_field(Device& device, std::string_view key, double value,
-                      std::string_view confidence, std::string_view source);
+void set_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
+                      std::string_view source);
 /// Applies one `key=value` override (a what-if) to the device.
 void apply_override(Device& device, std::string_view assignment);
 

@@ -13,12 +13,12 @@ namespace pao::sim {
 
 /// The work of one CTA.
 struct CtaWork {
-  double dram_bytes = 0;          // bytes this CTA moves between DRAM and the SM (after L2 reuse)
-  double flops = 0;               // floating-point operations
-  std::int32_t iterations = 0;    // dependent iterations: time >= iterations * iteration_latency
-  std::int32_t seq = -1;          // for traces; -1 where it does not apply
+  double dram_bytes = 0;        // bytes this CTA moves between DRAM and the SM (after L2 reuse)
+  double flops = 0;             // floating-point operations
+  std::int32_t iterations = 0;  // dependent iterations: time >= iterations * iteration_latency
+  std::int32_t seq = -1;        // for traces; -1 where it does not apply
   std::int32_t head = -1;
-  std::int32_t partition = -1;    // V2 partition, prefix query tile, fallback K tile
+  std::int32_t partition = -1;  // V2 partition, prefix query tile, fallback K tile
 };
 
 /// Which arithmetic units a kernel's FLOPs run on.

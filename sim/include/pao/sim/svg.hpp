@@ -15,7 +15,7 @@ struct LinePlot {
   std::string title, x_label, y_label;
   bool log_x = false, log_y = false;
   std::vector<Series> series;
-  std::vector<double> marker_x;         // vertical dashed lines (crossovers)
+  std::vector<double> marker_x;  // vertical dashed lines (crossovers)
   std::vector<std::string> marker_label;
 };
 

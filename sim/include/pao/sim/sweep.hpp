@@ -33,11 +33,11 @@ struct SweepPoint {
   bool ok = false;                  // false: does not fit (error says why) or bad combination
   std::string error;
   double time_us = 0;
-  std::int64_t ctas = 0;            // of the first launch
-  double waves = 0;                 // of the first launch
+  std::int64_t ctas = 0;  // of the first launch
+  double waves = 0;       // of the first launch
   std::int64_t launches = 0;
   double dram_bytes = 0;
-  double achieved_gbps = 0;         // dram_bytes / time_us
+  double achieved_gbps = 0;  // dram_bytes / time_us
 };
 
 struct SweepSpec {

@@ -31,9 +31,7 @@ struct Workload {
   DType kv_cache_dtype = DType::f16;     // the paged cache: as dtype, or an fp8 flavour
 
   std::int32_t effective_max_seq_len() const;
-  std::int32_t query_len(std::size_t seq) const {
-    return query_lens.empty() ? 1 : query_lens[seq];
-  }
+  std::int32_t query_len(std::size_t seq) const { return query_lens.empty() ? 1 : query_lens[seq]; }
   /// "seqs=8 heads=32/8 hs=128 bs=16 len=4096 f16/fp8_e4m3" (lengths summarised when ragged).
   std::string to_string() const;
 };
