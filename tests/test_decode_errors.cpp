@@ -6,6 +6,7 @@
 #include "pao/error.hpp"
 #include "pao/paged_attention.hpp"
 #include "support/decode_cases.hpp"
+#include "support/expect_error.hpp"
 
 using namespace pao;
 
@@ -25,14 +26,13 @@ DecodeCaseSpec small() {
 
 void expect_error(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
                   KernelConfig cfg = {}) {
-  INFO("expecting: ", fragment);
-  CHECK_THROWS_WITH_AS(paged_attention_v2(args, prec, cfg), doctest::Contains(fragment.c_str()), Error);
+  test::expect_error_from([&] { return paged_attention_v2(args, prec, cfg); }, fragment);
 }
 
 void expect_error_v1(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
                      KernelConfig cfg = {}) {
-  INFO("expecting from V1: ", fragment);
-  CHECK_THROWS_WITH_AS(paged_attention_v1(args, prec, cfg), doctest::Contains(fragment.c_str()), Error);
+  INFO("from V1");
+  test::expect_error_from([&] { return paged_attention_v1(args, prec, cfg); }, fragment);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "pao/paged_attention.hpp"
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
+#include "support/expect_error.hpp"
 
 using namespace pao;
 
@@ -35,9 +36,7 @@ DecodeCaseSpec reduce_spec() {
 
 void expect_reduce_error(const ReduceArgs& args, const std::string& fragment,
                          Precision prec = Precision::kernel, KernelConfig cfg = {}) {
-  INFO("expecting: ", fragment);
-  CHECK_THROWS_WITH_AS(paged_attention_v2_reduce(args, prec, cfg), doctest::Contains(fragment.c_str()),
-                       Error);
+  test::expect_error_from([&] { return paged_attention_v2_reduce(args, prec, cfg); }, fragment);
 }
 
 }  // namespace
