@@ -1,7 +1,7 @@
 // pao-cuda-bench: times the CUDA kernels — decode V1 and V2 (partition 256 / 512 / 1024, attention
 // plus reduce) and prefix — over sequence lengths and batch sizes, with CUDA events around each launch after
 // warm-up and an L2 flush, and writes the measurement CSV that `pao sim calibrate` reads
-// (sim/include/pao/sim/calibrate.hpp; columns in docs/cuda.md). Prints achieved HBM bandwidth as
+// (sim/include/pao/sim/studies/calibrate.hpp; columns in docs/cuda.md). Prints achieved HBM bandwidth as
 // a fraction of the device's peak (memory clock x bus width), a ratio measured in the same run;
 // it never passes or fails on absolute time.
 #include <cuda_runtime_api.h>
@@ -18,9 +18,12 @@
 #include <vector>
 
 #include "bench/measurement_csv.hpp"
+#include "pao/core/random.hpp"
 #include "pao/cuda/paged_attention_cuda.hpp"
 #include "pao/cuda/prefix_attention_cuda.hpp"
-#include "pao/random.hpp"
+#include "pao/kernels/attention_options.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/partition.hpp"
 
 namespace {
 
@@ -80,12 +83,9 @@ Device describe_device() {
   return d;
 }
 
-/// One workload's buffers, shared by every kernel timed on it.
-struct Workload {
-  cuda::DecodeParams p;
-  std::vector<std::int32_t> seq_lens;
+/// Device buffers of one workload, shared by every kernel timed on it.
+struct DeviceBuffers {
   std::vector<std::unique_ptr<Buffer>> buffers;
-  double kv_bytes = 0;
 
   void* alloc(std::size_t bytes, int fill) {
     buffers.push_back(std::make_unique<Buffer>(bytes));
@@ -93,43 +93,62 @@ struct Workload {
     if (ptr) cudaMemset(ptr, fill, bytes);
     return ptr;
   }
+  bool all_allocated() const {
+    for (const auto& b : buffers)
+      if (!b->ptr) return false;
+    return true;
+  }
+};
+
+/// The paged cache of `num_seqs` sequences of `tokens` cached tokens each, in vLLM's layouts
+/// (pao's layout builders), filled with 0x11 bytes (small positive values in every dtype: no NaN,
+/// no subnormal slow path), and a block table that is a random permutation of the pool, as a
+/// serving engine's allocator leaves it. Sets the sizes, caches, layouts, tables and scale of p.
+void setup_paged_cache(DeviceBuffers& w, cuda::PagedAttentionParams& p, const Model& m, std::int32_t num_seqs,
+                       std::int32_t tokens, DType dtype, DType cache, std::uint64_t seed) {
+  const std::int32_t bs = 16;
+  p.dtype = dtype;
+  p.kv_cache_dtype = cache;
+  p.num_seqs = num_seqs, p.num_heads = m.num_heads, p.num_kv_heads = m.num_kv_heads;
+  p.head_size = m.head_size, p.block_size = bs;
+  p.scale = default_scale(m.head_size);
+  const std::int64_t blocks_per_seq = std::max(1, blocks_for_tokens(tokens, bs));
+  const std::int64_t num_blocks = blocks_per_seq * num_seqs;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value}) {
+    const Shape shape = cache_shape(KVLayout::vllm, t, num_blocks, m.num_kv_heads, m.head_size, bs, cache);
+    void* data = w.alloc(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(cache), 0x11);
+    (t == CacheTensor::key ? p.key_cache : p.value_cache) = data;
+    (t == CacheTensor::key ? p.key_layout : p.value_layout) =
+        contiguous_cache_layout(KVLayout::vllm, t, shape);
+  }
+  std::vector<std::int32_t> table(static_cast<std::size_t>(num_blocks));
+  for (std::int64_t i = 0; i < num_blocks; ++i)
+    table[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+  Rng rng(seed);
+  for (std::size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[rng.below(i)]);
+  void* tables = w.alloc(table.size() * 4, 0);
+  if (tables) cudaMemcpy(tables, table.data(), table.size() * 4, cudaMemcpyHostToDevice);
+  p.block_tables = static_cast<std::int32_t*>(tables);
+  p.block_table_stride = blocks_per_seq;
+}
+
+/// A decode batch: num_seqs sequences of seq_len tokens.
+struct Workload : DeviceBuffers {
+  cuda::DecodeParams p;
+  std::vector<std::int32_t> seq_lens;
+  double kv_bytes = 0;
 };
 
 std::unique_ptr<Workload> make_workload(const Model& m, std::int32_t num_seqs, std::int32_t seq_len,
                                         DType dtype, DType cache, std::int32_t max_partitions) {
   auto w = std::make_unique<Workload>();
   cuda::DecodeParams& p = w->p;
-  const std::int32_t bs = 16;
-  p.dtype = dtype;
-  p.kv_cache_dtype = cache;
-  p.num_seqs = num_seqs, p.num_heads = m.num_heads, p.num_kv_heads = m.num_kv_heads;
-  p.head_size = m.head_size, p.block_size = bs;
-  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(m.head_size)));
+  setup_paged_cache(*w, p, m, num_seqs, seq_len, dtype, cache,
+                    static_cast<std::uint64_t>(seq_len) * 131 + static_cast<std::uint64_t>(num_seqs));
   const std::size_t es = dtype_size(dtype), cs = dtype_size(cache);
-  const std::int64_t blocks_per_seq = (seq_len + bs - 1) / bs;
-  const std::int64_t num_blocks = blocks_per_seq * num_seqs;
-  const std::int64_t block_elems = static_cast<std::int64_t>(m.num_kv_heads) * m.head_size * bs;
-  const std::int32_t x = static_cast<std::int32_t>(16 / cs);
-  // vLLM layouts: key [nb, nkv, hs/x, bs, x], value [nb, nkv, hs, bs].
-  p.key_layout = {
-      block_elems, static_cast<std::int64_t>(m.head_size) * bs, x, static_cast<std::int64_t>(bs) * x, 1, x};
-  p.value_layout = {block_elems, static_cast<std::int64_t>(m.head_size) * bs, 1, bs, 0, 1};
-  // 0x11 bytes: small positive values in every dtype (no NaN, no subnormal slow path).
-  p.key_cache = w->alloc(static_cast<std::size_t>(num_blocks * block_elems) * cs, 0x11);
-  p.value_cache = w->alloc(static_cast<std::size_t>(num_blocks * block_elems) * cs, 0x11);
   p.query = w->alloc(static_cast<std::size_t>(num_seqs) * m.num_heads * m.head_size * es, 0x11);
   p.query_seq_stride = static_cast<std::int64_t>(m.num_heads) * m.head_size;
   p.query_head_stride = m.head_size;
-  // Block tables: a random permutation of the pool, as a serving engine's allocator leaves it.
-  std::vector<std::int32_t> table(static_cast<std::size_t>(num_blocks));
-  for (std::int64_t i = 0; i < num_blocks; ++i)
-    table[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-  Rng rng(static_cast<std::uint64_t>(seq_len) * 131 + static_cast<std::uint64_t>(num_seqs));
-  for (std::size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[rng.below(i)]);
-  void* tables = w->alloc(table.size() * 4, 0);
-  if (tables) cudaMemcpy(tables, table.data(), table.size() * 4, cudaMemcpyHostToDevice);
-  p.block_tables = static_cast<std::int32_t*>(tables);
-  p.block_table_stride = blocks_per_seq;
   w->seq_lens.assign(static_cast<std::size_t>(num_seqs), seq_len);
   void* lens = w->alloc(w->seq_lens.size() * 4, 0);
   if (lens) cudaMemcpy(lens, w->seq_lens.data(), w->seq_lens.size() * 4, cudaMemcpyHostToDevice);
@@ -139,8 +158,7 @@ std::unique_ptr<Workload> make_workload(const Model& m, std::int32_t num_seqs, s
   p.tmp_out = w->alloc(rows * max_partitions * m.head_size * es, 0);
   p.max_logits = static_cast<float*>(w->alloc(rows * max_partitions * 4, 0));
   p.exp_sums = static_cast<float*>(w->alloc(rows * max_partitions * 4, 0));
-  for (const auto& b : w->buffers)
-    if (!b->ptr) return nullptr;
+  if (!w->all_allocated()) return nullptr;
   w->kv_bytes =
       2.0 * static_cast<double>(num_seqs) * seq_len * m.num_kv_heads * m.head_size * static_cast<double>(cs);
   return w;
@@ -196,18 +214,10 @@ bool time_launch(const std::function<cuda::Status()>& launch, const Options& o, 
 }
 
 /// A prefix batch: num_seqs sequences of seq_len tokens, the last query_len of them new.
-struct PrefixWorkload {
+struct PrefixWorkload : DeviceBuffers {
   cuda::PrefixParams p;
   std::vector<std::int32_t> seq_lens, query_lens;
-  std::vector<std::unique_ptr<Buffer>> buffers;
   double bytes = 0;  // context K/V once, new K/V, query and out
-
-  void* alloc(std::size_t bytes_, int fill) {
-    buffers.push_back(std::make_unique<Buffer>(bytes_));
-    void* ptr = buffers.back()->ptr;
-    if (ptr) cudaMemset(ptr, fill, bytes_);
-    return ptr;
-  }
 };
 
 std::unique_ptr<PrefixWorkload> make_prefix_workload(const Model& m, std::int32_t num_seqs,
@@ -215,22 +225,11 @@ std::unique_ptr<PrefixWorkload> make_prefix_workload(const Model& m, std::int32_
                                                      DType dtype, DType cache) {
   auto w = std::make_unique<PrefixWorkload>();
   cuda::PrefixParams& p = w->p;
-  const std::int32_t bs = 16, ctx = seq_len - query_len;
-  p.dtype = dtype;
-  p.kv_cache_dtype = cache;
-  p.num_seqs = num_seqs, p.num_tokens = num_seqs * query_len;
-  p.num_heads = m.num_heads, p.num_kv_heads = m.num_kv_heads, p.head_size = m.head_size, p.block_size = bs;
-  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(m.head_size)));
+  const std::int32_t ctx = seq_len - query_len;
+  setup_paged_cache(*w, p, m, num_seqs, ctx, dtype, cache,
+                    static_cast<std::uint64_t>(seq_len) * 7 + static_cast<std::uint64_t>(num_seqs));
+  p.num_tokens = num_seqs * query_len;
   const std::size_t es = dtype_size(dtype), cs = dtype_size(cache);
-  const std::int64_t blocks_per_seq = std::max<std::int64_t>(1, (ctx + bs - 1) / bs);
-  const std::int64_t num_blocks = blocks_per_seq * num_seqs;
-  const std::int64_t block_elems = static_cast<std::int64_t>(m.num_kv_heads) * m.head_size * bs;
-  const std::int32_t x = static_cast<std::int32_t>(16 / cs);
-  p.key_layout = {
-      block_elems, static_cast<std::int64_t>(m.head_size) * bs, x, static_cast<std::int64_t>(bs) * x, 1, x};
-  p.value_layout = {block_elems, static_cast<std::int64_t>(m.head_size) * bs, 1, bs, 0, 1};
-  p.key_cache = w->alloc(static_cast<std::size_t>(num_blocks * block_elems) * cs, 0x11);
-  p.value_cache = w->alloc(static_cast<std::size_t>(num_blocks * block_elems) * cs, 0x11);
   const std::size_t tokens = static_cast<std::size_t>(p.num_tokens);
   p.query = w->alloc(tokens * m.num_heads * m.head_size * es, 0x11);
   p.key = w->alloc(tokens * m.num_kv_heads * m.head_size * es, 0x11);
@@ -240,17 +239,7 @@ std::unique_ptr<PrefixWorkload> make_prefix_workload(const Model& m, std::int32_
   p.query_head_stride = m.head_size;
   p.key_token_stride = p.value_token_stride = static_cast<std::int64_t>(m.num_kv_heads) * m.head_size;
   p.key_head_stride = p.value_head_stride = m.head_size;
-  std::vector<std::int32_t> table(static_cast<std::size_t>(num_blocks));
-  for (std::int64_t i = 0; i < num_blocks; ++i)
-    table[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-  Rng rng(static_cast<std::uint64_t>(seq_len) * 7 + static_cast<std::uint64_t>(num_seqs));
-  for (std::size_t i = table.size(); i > 1; --i) std::swap(table[i - 1], table[rng.below(i)]);
-  void* tables = w->alloc(table.size() * 4, 0);
-  if (tables) cudaMemcpy(tables, table.data(), table.size() * 4, cudaMemcpyHostToDevice);
-  p.block_tables = static_cast<std::int32_t*>(tables);
-  p.block_table_stride = blocks_per_seq;
-  for (const auto& b : w->buffers)
-    if (!b->ptr) return nullptr;
+  if (!w->all_allocated()) return nullptr;
   w->seq_lens.assign(static_cast<std::size_t>(num_seqs), seq_len);
   w->query_lens.assign(static_cast<std::size_t>(num_seqs), query_len);
   w->bytes =

@@ -1,11 +1,11 @@
 // The measurement CSV pao-cuda-bench writes and `pao sim calibrate` reads
-// (sim/include/pao/sim/calibrate.hpp). Plain C++, so the CPU tests parse what it writes.
+// (sim/include/pao/sim/studies/calibrate.hpp). Plain C++, so the CPU tests parse what it writes.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "pao/dtype.hpp"
+#include "pao/core/dtype.hpp"
 
 namespace pao::cuda::bench {
 

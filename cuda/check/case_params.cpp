@@ -1,26 +1,27 @@
 // Launch parameters of test cases.
 #include "check/case_params.hpp"
 
-#include <cmath>
 #include <cstring>
 
 namespace pao::cuda::check {
 
 namespace {
 
-float default_scale(const AttentionOptions& o, std::int32_t head_size) {
-  // pao's default (paged_kv.cpp make_scalars): 1 / sqrt(head_size) rounded once to f32.
-  return o.scale ? *o.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
+PagedCacheLayout layout_of(const cases::Case& s, const Tensor& cache, CacheTensor tensor) {
+  return contiguous_cache_layout(s.kv_layout, tensor, cache.shape());
 }
 
 }  // namespace
 
-PagedCacheLayout case_cache_layout(const Tensor& t, KVLayout layout, bool is_key) {
-  const Shape st = contiguous_strides(t.shape());
-  if (layout == KVLayout::nhd) return {st[0], st[2], st[1], st[3], 0, 1};  // [nb, bs, nkv, hs]
-  if (is_key)                                                              // [nb, nkv, hs/x, bs, x]
-    return {st[0], st[1], st[3], st[2], st[4], static_cast<std::int32_t>(t.shape()[4])};
-  return {st[0], st[1], st[3], st[2], 0, 1};  // [nb, nkv, hs, bs]
+void set_attention_params(PagedAttentionParams& p, const AttentionOptions& o, std::int32_t head_size) {
+  p.scale = resolved_scale(o, head_size);
+  p.alibi_slopes = static_cast<const float*>(o.alibi_slopes.data);
+  p.soft_cap = o.soft_cap;
+  p.sliding_window = o.sliding_window;
+  p.k_scale = o.k_scale;
+  p.v_scale = o.v_scale;
+  p.k_head_scales = o.k_head_scales.empty() ? nullptr : o.k_head_scales.data();
+  p.v_head_scales = o.v_head_scales.empty() ? nullptr : o.v_head_scales.data();
 }
 
 std::vector<std::int32_t> case_seq_lens(const Tensor& seq_lens) {
@@ -29,8 +30,8 @@ std::vector<std::int32_t> case_seq_lens(const Tensor& seq_lens) {
   return v;
 }
 
-DecodeParams case_decode_params(const DecodeCase& c, const AttentionOptions& o) {
-  const DecodeCaseSpec& s = c.spec;
+DecodeParams case_decode_params(const cases::DecodeCase& c, const AttentionOptions& o) {
+  const cases::Case& s = c.spec;
   DecodeParams p;
   p.dtype = c.query.dtype();
   p.kv_cache_dtype = c.key_cache.dtype();
@@ -44,28 +45,21 @@ DecodeParams case_decode_params(const DecodeCase& c, const AttentionOptions& o) 
   p.query_seq_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
   p.key_cache = c.key_cache.bytes();
   p.value_cache = c.value_cache.bytes();
-  p.key_layout = case_cache_layout(c.key_cache, s.kv_layout, true);
-  p.value_layout = case_cache_layout(c.value_cache, s.kv_layout, false);
+  p.key_layout = layout_of(s, c.key_cache, CacheTensor::key);
+  p.value_layout = layout_of(s, c.value_cache, CacheTensor::value);
   p.block_tables = c.block_tables.data<std::int32_t>();
   p.block_table_stride = c.block_tables.size(1);
   p.seq_lens = c.seq_lens.data<std::int32_t>();
-  p.scale = default_scale(o, p.head_size);
-  p.alibi_slopes = static_cast<const float*>(o.alibi_slopes.data);
-  p.soft_cap = o.soft_cap;
-  p.sliding_window = o.sliding_window;
-  p.k_scale = o.k_scale;
-  p.v_scale = o.v_scale;
-  p.k_head_scales = o.k_head_scales.empty() ? nullptr : o.k_head_scales.data();
-  p.v_head_scales = o.v_head_scales.empty() ? nullptr : o.v_head_scales.data();
+  set_attention_params(p, o, p.head_size);
   return p;
 }
 
-PrefixParams case_prefix_params(const PrefixCase& c, const AttentionOptions& o) {
-  const PrefixCaseSpec& s = c.spec;
+PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptions& o) {
+  const cases::Case& s = c.spec;
   PrefixParams p;
   p.dtype = c.query.dtype();
   p.kv_cache_dtype = c.key_cache.dtype();
-  p.num_seqs = s.num_seqs();
+  p.num_seqs = s.num_seqs;
   p.num_tokens = static_cast<std::int32_t>(c.query.size(0));
   p.num_heads = static_cast<std::int32_t>(c.query.size(1));
   p.head_size = static_cast<std::int32_t>(c.query.size(2));
@@ -81,18 +75,11 @@ PrefixParams case_prefix_params(const PrefixCase& c, const AttentionOptions& o) 
   p.key_dim_stride = p.value_dim_stride = ks[2];
   p.key_cache = c.key_cache.bytes();
   p.value_cache = c.value_cache.bytes();
-  p.key_layout = case_cache_layout(c.key_cache, s.kv_layout, true);
-  p.value_layout = case_cache_layout(c.value_cache, s.kv_layout, false);
+  p.key_layout = layout_of(s, c.key_cache, CacheTensor::key);
+  p.value_layout = layout_of(s, c.value_cache, CacheTensor::value);
   p.block_tables = c.block_tables.data<std::int32_t>();
   p.block_table_stride = c.block_tables.size(1);
-  p.scale = default_scale(o, p.head_size);
-  p.alibi_slopes = static_cast<const float*>(o.alibi_slopes.data);
-  p.soft_cap = o.soft_cap;
-  p.sliding_window = o.sliding_window;
-  p.k_scale = o.k_scale;
-  p.v_scale = o.v_scale;
-  p.k_head_scales = o.k_head_scales.empty() ? nullptr : o.k_head_scales.data();
-  p.v_head_scales = o.v_head_scales.empty() ? nullptr : o.v_head_scales.data();
+  set_attention_params(p, o, p.head_size);
   return p;
 }
 

@@ -10,15 +10,16 @@
 #include <type_traits>
 #include <vector>
 
-#include "check/check_cases.hpp"
 #include "check/device_math.hpp"
 #include "check/gpu_run.hpp"
 #include "check/tensor_report.hpp"
-#include "pao/error.hpp"
-#include "pao/formats.hpp"
-#include "pao/kernel_math.hpp"
-#include "pao/paged_attention.hpp"
-#include "pao/prefix_attention.hpp"
+#include "pao/cases/case_tensors.hpp"
+#include "pao/cases/suite.hpp"
+#include "pao/core/error.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "pao/kernels/prefix_attention.hpp"
+#include "pao/numerics/formats.hpp"
+#include "pao/numerics/kernel_math.hpp"
 
 namespace {
 
@@ -29,6 +30,7 @@ constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3, kExitNoGpu = 77;
 
 struct Options {
   std::string suite;
+  bool full = false;
   std::vector<std::string> case_files;
   bool list = false;
   bool exact = true;
@@ -39,9 +41,13 @@ struct Options {
 void usage(std::FILE* to) {
   std::fprintf(
       to,
-      "usage: pao-cuda-check (--suite NAME | --case FILE...) [--list] [--no-exact] [--no-math] [--quiet]\n"
-      "  --suite NAME  built-in suite: smoke (seconds, every feature), vllm (every kernel instantiation)\n"
-      "  --case FILE   a decode or prefix case as JSON (docs/cuda.md); repeatable\n"
+      "usage: pao-cuda-check (--suite NAME [--full] | --case FILE...) [--list] [--no-exact] [--no-math]\n"
+      "                      [--quiet]\n"
+      "  --suite NAME  a suite of data/cases (or a suite .json path), as `pao golden` takes it: smoke,\n"
+      "                edges (every edge once), instances (with --full: every kernel instantiation), vllm,\n"
+      "                fp8, ...\n"
+      "  --full        the suite's full product instead of its pairwise cover\n"
+      "  --case FILE   a decode or prefix case JSON (docs/golden.md), e.g. a golden's case; repeatable\n"
       "  --list        print the cases and exit (no GPU needed)\n"
       "  --no-exact    skip the comparison with the exact precision\n"
       "  --no-math     skip the device check of kernel_exp, kernel_tanh, roundings and decodes\n"
@@ -133,15 +139,13 @@ void check_math(Tally& t) {
 }
 
 /// Runs one prefix case; false when its input is bad (the oracle rejects it).
-bool check_prefix_case(Tally& t, const CheckCase& cc, bool with_exact) {
-  PrefixCase c;
+bool check_prefix_case(Tally& t, const cases::Case& cc, bool with_exact) {
+  cases::PrefixCase c;
   PrefixArgs args;
   PrefixOutputs kernel;
   try {
-    c = make_prefix_case(cc.prefix);
+    c = cases::make_prefix_case(cc);
     args = c.args();
-    args.options.k_head_scales = cc.k_head_scales;
-    args.options.v_head_scales = cc.v_head_scales;
     kernel = prefix_attention(args, Precision::kernel);
   } catch (const Error& e) {
     t.add(false, "FAIL " + cc.id + ": bad case: " + e.what());
@@ -166,16 +170,14 @@ bool check_prefix_case(Tally& t, const CheckCase& cc, bool with_exact) {
 }
 
 /// Runs one decode case (V1 and V2); false when its input is bad (the oracle rejects it).
-bool check_case(Tally& t, const CheckCase& cc, bool with_exact) {
-  if (cc.kernel == CheckKernel::prefix) return check_prefix_case(t, cc, with_exact);
-  DecodeCase c;
+bool check_case(Tally& t, const cases::Case& cc, bool with_exact) {
+  if (cc.kernel == cases::CaseKernel::prefix) return check_prefix_case(t, cc, with_exact);
+  cases::DecodeCase c;
   DecodeArgs args;
   DecodeOutputs v1k, v2k;
   try {
-    c = make_decode_case(cc.spec);
+    c = cases::make_decode_case(cc);
     args = c.args();
-    args.options.k_head_scales = cc.k_head_scales;
-    args.options.v_head_scales = cc.v_head_scales;
     v1k = paged_attention_v1(args, Precision::kernel);
     v2k = paged_attention_v2(args, Precision::kernel);
   } catch (const Error& e) {
@@ -231,6 +233,8 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (a == "--suite" && has_value)
       o.suite = argv[++i];
+    else if (a == "--full")
+      o.full = true;
     else if (a == "--case" && has_value)
       o.case_files.push_back(argv[++i]);
     else if (a == "--list")
@@ -256,16 +260,16 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
-  std::vector<CheckCase> cases;
+  std::vector<cases::Case> cases;
   try {
-    if (!o.suite.empty()) cases = suite_cases(o.suite);
-    for (const auto& f : o.case_files) cases.push_back(read_case_file(f));
+    if (!o.suite.empty()) cases = cases::expand_suite(cases::find_suite(o.suite, cases::cases_dir()), o.full);
+    for (const auto& f : o.case_files) cases.push_back(cases::load_case_file(f));
   } catch (const Error& e) {
     std::fprintf(stderr, "pao-cuda-check: %s\n", e.what());
     return kExitUsage;
   }
   if (o.list) {
-    for (const auto& c : cases) std::printf("%s\n", describe(c).c_str());
+    for (const auto& c : cases) std::printf("%s: %s\n", c.id.c_str(), cases::describe(c).c_str());
     return 0;
   }
 

@@ -3,7 +3,7 @@
 
 #include "check/device_math.hpp"
 #include "check/gpu_run.hpp"
-#include "paged_attention_decode.cuh"
+#include "kernels/paged_attention_decode.cuh"
 
 namespace pao::cuda::check {
 

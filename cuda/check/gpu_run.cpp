@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "check/case_params.hpp"
+#include "pao/core/error.hpp"
 #include "pao/cuda/paged_attention_cuda.hpp"
 #include "pao/cuda/prefix_attention_cuda.hpp"
-#include "pao/error.hpp"
 
 namespace pao::cuda::check {
 
@@ -116,9 +116,9 @@ std::string cuda_device_name() {
   return os.str();
 }
 
-GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const DecodeCase& c,
+GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const cases::DecodeCase& c,
                                    const AttentionOptions& options) {
-  const DecodeCaseSpec& s = c.spec;
+  const cases::Case& s = c.spec;
   DecodeParams p = case_decode_params(c, options);  // host pointers, replaced below
   const std::vector<std::int32_t> lens = case_seq_lens(c.seq_lens);
   DecodePlan plan;
@@ -206,8 +206,8 @@ GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const DecodeCase& c,
   return o;
 }
 
-GpuPrefixOutputs run_prefix_on_gpu(const PrefixCase& c, const AttentionOptions& options) {
-  const PrefixCaseSpec& s = c.spec;
+GpuPrefixOutputs run_prefix_on_gpu(const cases::PrefixCase& c, const AttentionOptions& options) {
+  const cases::Case& s = c.spec;
   PrefixParams p = case_prefix_params(c, options);  // host pointers, replaced below
   const std::vector<std::int32_t> seq_lens = case_seq_lens(c.seq_lens), query_lens = s.query_lens;
   PrefixPlan plan;

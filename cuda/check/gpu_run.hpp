@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "pao/attention_options.hpp"
-#include "pao/decode_case.hpp"
-#include "pao/error.hpp"
-#include "pao/plan.hpp"
-#include "pao/prefix_case.hpp"
-#include "pao/tensor.hpp"
+#include "pao/cases/case_tensors.hpp"
+#include "pao/core/error.hpp"
+#include "pao/core/tensor.hpp"
+#include "pao/kernels/attention_options.hpp"
+#include "pao/plan/decode_plan.hpp"
 
 namespace pao::cuda::check {
 
@@ -42,7 +41,8 @@ struct GpuDecodeOutputs {
 
 /// Runs V1 or V2 (+ reduce) on `c` with `options` (the case's options plus any per-head
 /// scales). Throws pao::Error with the launcher's Status message, CudaError on a CUDA error.
-GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const DecodeCase& c, const AttentionOptions& options);
+GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const cases::DecodeCase& c,
+                                   const AttentionOptions& options);
 
 struct GpuPrefixOutputs {
   Tensor out;  // [num_tokens, num_heads, head_size]
@@ -50,6 +50,6 @@ struct GpuPrefixOutputs {
 };
 
 /// Runs the prefix kernel on `c` with `options`; throws as run_decode_on_gpu does.
-GpuPrefixOutputs run_prefix_on_gpu(const PrefixCase& c, const AttentionOptions& options);
+GpuPrefixOutputs run_prefix_on_gpu(const cases::PrefixCase& c, const AttentionOptions& options);
 
 }  // namespace pao::cuda::check

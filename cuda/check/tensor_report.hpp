@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pao/tensor.hpp"
+#include "pao/core/tensor.hpp"
 
 namespace pao::cuda::check {
 

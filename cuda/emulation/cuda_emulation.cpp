@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "pao/plan/partition.hpp"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define PAO_EMULATION_ASAN 1
 #elif defined(__has_feature)
@@ -123,7 +125,7 @@ void resume(Cta& c, int i) {
 void run_cta(Cta& c) {
   const int n = static_cast<int>(c.fibers.size());
   for (int i = 0; i < n; ++i) prepare_fiber(c, i);
-  const int num_warps = (n + kWarp - 1) / kWarp;
+  const int num_warps = ceil_div(n, kWarp);
   for (;;) {
     bool progressed = false;
     for (int i = 0; i < n; ++i) {
@@ -224,7 +226,7 @@ void launch(Dim3 grid, Dim3 block, std::size_t dynamic_shared_bytes, const std::
       for (unsigned x = 0; x < grid.x; ++x) {
         c.block_idx = {x, y, z};
         // Fresh NaN-filled shared memory per CTA: a read before a write shows up.
-        c.shared.assign((dynamic_shared_bytes + sizeof(float) - 1) / sizeof(float),
+        c.shared.assign(ceil_div(dynamic_shared_bytes, sizeof(float)),
                         std::numeric_limits<float>::quiet_NaN());
         run_cta(c);
       }

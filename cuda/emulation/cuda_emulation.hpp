@@ -24,7 +24,7 @@
 #include <cstring>
 #include <functional>
 
-#include "pao/formats.hpp"
+#include "pao/numerics/formats.hpp"
 
 #define __global__
 #define __device__

@@ -1,5 +1,5 @@
 // Prefix kernels for bf16 activations (bf16, fp8_e4m3 and fp8_e5m2 caches).
-#include "../prefix_launchers.cuh"
+#include "launch/prefix_launchers.cuh"
 
 namespace pao::cuda::detail {
 template Status launch_prefix_attention<DType::bf16, DType::bf16>(const PrefixKernelArgs&,

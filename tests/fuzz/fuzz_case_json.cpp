@@ -7,9 +7,9 @@
 #include <string>
 #include <string_view>
 
-#include "pao/error.hpp"
-#include "pao/golden/case.hpp"
-#include "pao/golden/suite.hpp"
+#include "pao/cases/case.hpp"
+#include "pao/cases/suite.hpp"
+#include "pao/core/error.hpp"
 
 namespace {
 
@@ -17,11 +17,11 @@ void check(bool condition) {
   if (!condition) std::abort();  // libFuzzer reports the input that got here
 }
 
-void round_trip(const pao::golden::GoldenCase& c) {
-  const std::string canonical = pao::golden::case_to_json(c);  // must not throw
-  const pao::golden::GoldenCase again = pao::golden::parse_case(canonical, "fuzz-round-trip");
-  check(pao::golden::case_to_json(again) == canonical);
-  check(!pao::golden::describe(c).empty());
+void round_trip(const pao::cases::Case& c) {
+  const std::string canonical = pao::cases::case_to_json(c);  // must not throw
+  const pao::cases::Case again = pao::cases::parse_case(canonical, "fuzz-round-trip");
+  check(pao::cases::case_to_json(again) == canonical);
+  check(!pao::cases::describe(c).empty());
 }
 
 }  // namespace
@@ -29,11 +29,11 @@ void round_trip(const pao::golden::GoldenCase& c) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    round_trip(pao::golden::parse_case(text, "fuzz-input"));
+    round_trip(pao::cases::parse_case(text, "fuzz-input"));
   } catch (const pao::Error&) {
   }
   try {
-    for (const auto& c : pao::golden::expand_suite_text(text, "fuzz-input", /*full=*/false)) round_trip(c);
+    for (const auto& c : pao::cases::expand_suite_text(text, "fuzz-input", /*full=*/false)) round_trip(c);
   } catch (const pao::Error&) {
   }
   return 0;

@@ -8,7 +8,7 @@
 #include <optional>
 #include <span>
 
-#include "pao/error.hpp"
+#include "pao/core/error.hpp"
 #include "pao/io/npy.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <span>
 
-#include "pao/error.hpp"
+#include "pao/core/error.hpp"
 #include "pao/io/safetensors.hpp"
 
 namespace {

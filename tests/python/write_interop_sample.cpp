@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "pao/error.hpp"
+#include "pao/core/error.hpp"
 #include "pao/io/npy.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/io/sha256.hpp"

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "pao/tensor.hpp"
+#include "pao/core/tensor.hpp"
 
 namespace pao::test {
 

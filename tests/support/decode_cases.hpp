@@ -3,44 +3,40 @@
 // that every value of every axis appears, with sequence lengths kept small for CI.
 #pragma once
 
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "pao/decode_case.hpp"
+#include "pao/cases/case_tensors.hpp"
 
 namespace pao::test {
 
-inline std::string describe(const DecodeCaseSpec& s) {
-  std::ostringstream os;
-  os << "heads=" << s.num_heads << "/" << s.num_kv_heads << " hs=" << s.head_size << " bs=" << s.block_size
-     << " dtype=" << dtype_name(s.dtype) << " cache=" << dtype_name(s.kv_cache_dtype)
-     << " layout=" << (s.kv_layout == KVLayout::vllm ? "vllm" : "nhd") << " seq_lens=[";
-  for (std::size_t i = 0; i < s.seq_lens.size(); ++i) os << (i ? "," : "") << s.seq_lens[i];
-  os << "] part=" << s.partition_size << " alibi=" << s.alibi << " soft_cap=" << s.soft_cap
-     << " window=" << s.sliding_window << " k_scale=" << s.k_scale << " v_scale=" << s.v_scale
-     << " dist=" << to_string(s.distribution) << " seed=" << s.seed;
-  return os.str();
+/// Every field of a case, for INFO: its canonical JSON (pao/cases/case.hpp).
+inline std::string describe(const cases::Case& c) { return cases::case_to_json(c); }
+
+/// The case's KV cache for a loop over storage dtypes: an fp8 flavour, or the activation dtype.
+inline cases::KVCacheDType kv_cache_of(DType storage) {
+  if (storage == DType::fp8_e4m3) return cases::KVCacheDType::fp8_e4m3;
+  if (storage == DType::fp8_e5m2) return cases::KVCacheDType::fp8_e5m2;
+  return cases::KVCacheDType::auto_dtype;
 }
 
-inline std::vector<DecodeCaseSpec> vllm_grid_cases() {
+inline std::vector<cases::Case> vllm_grid_cases() {
   const std::int32_t head_sizes[] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
   const DType dtypes[] = {DType::f32, DType::f16, DType::bf16};
   const std::int32_t heads[][2] = {{40, 40}, {64, 8}};
   const std::int32_t block_sizes[] = {16, 32, 8};
-  std::vector<DecodeCaseSpec> cases;
+  std::vector<cases::Case> cases;
   int i = 0;
   for (auto hs : head_sizes) {
     for (auto dt : dtypes) {
-      DecodeCaseSpec s;
+      cases::Case s;
       s.num_heads = heads[i % 2][0];
       s.num_kv_heads = heads[i % 2][1];
       s.head_size = hs;
       s.block_size = block_sizes[(i + i / 3) % 3];  // each head size takes all three, one per dtype
       s.dtype = dt;
-      s.kv_cache_dtype = dt;
       if (i % 4 == 3 && hs % 16 == 0) {
-        s.kv_cache_dtype = (i / 4) % 2 ? DType::fp8_e5m2 : DType::fp8_e4m3;
+        s.kv_cache_dtype = (i / 4) % 2 ? cases::KVCacheDType::fp8_e5m2 : cases::KVCacheDType::fp8_e4m3;
         s.k_scale = 0.5f;
         s.v_scale = 0.25f;
       }
@@ -58,10 +54,10 @@ inline std::vector<DecodeCaseSpec> vllm_grid_cases() {
 }
 
 /// Options beyond the grid: GQA/MQA, soft-cap, sliding window, distributions, per-case edges.
-inline std::vector<DecodeCaseSpec> feature_cases() {
-  std::vector<DecodeCaseSpec> cases;
+inline std::vector<cases::Case> feature_cases() {
+  std::vector<cases::Case> cases;
   auto base = [] {
-    DecodeCaseSpec s;
+    cases::Case s;
     s.num_heads = 8;
     s.num_kv_heads = 2;
     s.head_size = 64;
@@ -73,55 +69,55 @@ inline std::vector<DecodeCaseSpec> feature_cases() {
     return s;
   };
   auto add = [&](auto edit) {
-    DecodeCaseSpec s = base();
+    cases::Case s = base();
     edit(s);
     s.seed = 7 + cases.size();
     cases.push_back(s);
   };
-  add([](DecodeCaseSpec& s) { s.num_kv_heads = 1; });  // MQA
-  add([](DecodeCaseSpec& s) { s.num_kv_heads = 8; });  // MHA
-  add([](DecodeCaseSpec& s) {
+  add([](cases::Case& s) { s.num_kv_heads = 1; });  // MQA
+  add([](cases::Case& s) { s.num_kv_heads = 8; });  // MHA
+  add([](cases::Case& s) {
     s.soft_cap = 5.0f;
-    s.distribution = ValueDistribution::large_logits;
+    s.distribution = cases::ValueDistribution::large_logits;
   });
-  add([](DecodeCaseSpec& s) { s.sliding_window = 20; });
-  add([](DecodeCaseSpec& s) {
+  add([](cases::Case& s) { s.sliding_window = 20; });
+  add([](cases::Case& s) {
     s.sliding_window = 1;
     s.alibi = true;
   });
-  add([](DecodeCaseSpec& s) {
-    s.distribution = ValueDistribution::large_logits;
-    s.dtype = s.kv_cache_dtype = DType::bf16;
+  add([](cases::Case& s) {
+    s.distribution = cases::ValueDistribution::large_logits;
+    s.dtype = DType::bf16;
   });
-  add([](DecodeCaseSpec& s) { s.distribution = ValueDistribution::near_ties; });
-  add([](DecodeCaseSpec& s) { s.distribution = ValueDistribution::dominant_token; });
-  add([](DecodeCaseSpec& s) {
-    s.distribution = ValueDistribution::all_equal;
-    s.dtype = s.kv_cache_dtype = DType::f32;
+  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::near_ties; });
+  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::dominant_token; });
+  add([](cases::Case& s) {
+    s.distribution = cases::ValueDistribution::all_equal;
+    s.dtype = DType::f32;
   });
-  add([](DecodeCaseSpec& s) {
-    s.kv_cache_dtype = DType::fp8_e4m3;
+  add([](cases::Case& s) {
+    s.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
     s.k_scale = 0.03125f;
     s.v_scale = 2.0f;
-    s.distribution = ValueDistribution::large_logits;
+    s.distribution = cases::ValueDistribution::large_logits;
   });
-  add([](DecodeCaseSpec& s) {
-    s.kv_cache_dtype = DType::fp8_e5m2;
+  add([](cases::Case& s) {
+    s.kv_cache_dtype = cases::KVCacheDType::fp8_e5m2;
     s.dtype = DType::bf16;
     s.k_scale = 0.7f;
     s.v_scale = 1.3f;
   });
-  add([](DecodeCaseSpec& s) {
+  add([](cases::Case& s) {
     s.kv_layout = KVLayout::nhd;
     s.block_size = 32;
     s.alibi = true;
   });
-  add([](DecodeCaseSpec& s) {
+  add([](cases::Case& s) {
     s.block_size = 64;
     s.partition_size = 64;
-    s.dtype = s.kv_cache_dtype = DType::f32;
+    s.dtype = DType::f32;
   });
-  add([](DecodeCaseSpec& s) {
+  add([](cases::Case& s) {
     s.max_seq_len = 300;
     s.partition_size = 16;
   });  // partitions past every end
@@ -129,7 +125,7 @@ inline std::vector<DecodeCaseSpec> feature_cases() {
 }
 
 /// The grid followed by the feature cases.
-inline std::vector<DecodeCaseSpec> all_decode_cases() {
+inline std::vector<cases::Case> all_decode_cases() {
   auto cases = vllm_grid_cases();
   for (auto& c : feature_cases()) cases.push_back(c);
   return cases;

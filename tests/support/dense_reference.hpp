@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "pao/decode_case.hpp"
+#include "pao/cases/case_tensors.hpp"
 
 namespace pao::test {
 
@@ -18,21 +18,23 @@ namespace pao::test {
 struct CacheF64 {
   std::vector<double> k, v;
   std::vector<float> k_head_scales, v_head_scales;
-  explicit CacheF64(const DecodeCase& c, std::vector<float> k_heads = {}, std::vector<float> v_heads = {})
+  explicit CacheF64(const cases::DecodeCase& c, std::vector<float> k_heads = {},
+                    std::vector<float> v_heads = {})
       : k(c.key_cache.to_f64()),
         v(c.value_cache.to_f64()),
         k_head_scales(std::move(k_heads)),
         v_head_scales(std::move(v_heads)) {}
-  double scale(const DecodeCase& c, bool key, std::int64_t h) const {
+  double scale(const cases::DecodeCase& c, bool key, std::int64_t h) const {
     const auto& heads = key ? k_head_scales : v_head_scales;
-    return heads.empty() ? (key ? c.spec.k_scale : c.spec.v_scale) : heads[static_cast<std::size_t>(h)];
+    return heads.empty() ? static_cast<float>(key ? c.spec.k_scale : c.spec.v_scale)
+                         : heads[static_cast<std::size_t>(h)];
   }
 };
 
 /// K or V element of logical token `token` of sequence `seq`, KV head `h`, dim `d`, dequantized:
 /// the block from the block table, then the documented layout's index formula.
-inline double gather(const DecodeCase& c, const CacheF64& f, bool key, std::int64_t seq, std::int64_t token,
-                     std::int64_t h, std::int64_t d) {
+inline double gather(const cases::DecodeCase& c, const CacheF64& f, bool key, std::int64_t seq,
+                     std::int64_t token, std::int64_t h, std::int64_t d) {
   const std::int64_t bs = c.spec.block_size, hs = c.spec.head_size, nkv = c.spec.num_kv_heads;
   const std::int64_t block = static_cast<std::int64_t>(c.block_tables.at({seq, token / bs}));
   const std::int64_t t = token % bs;
@@ -54,7 +56,7 @@ inline double gather(const DecodeCase& c, const CacheF64& f, bool key, std::int6
 struct GatheredKV {
   std::vector<double> k, v;
 };
-inline GatheredKV gather_sequence(const DecodeCase& c, const CacheF64& f, std::int64_t seq,
+inline GatheredKV gather_sequence(const cases::DecodeCase& c, const CacheF64& f, std::int64_t seq,
                                   std::int64_t kv_head) {
   const std::int64_t L = c.spec.seq_lens[static_cast<std::size_t>(seq)], hs = c.spec.head_size;
   GatheredKV g{std::vector<double>(static_cast<std::size_t>(L * hs)),
@@ -69,11 +71,12 @@ inline GatheredKV gather_sequence(const DecodeCase& c, const CacheF64& f, std::i
 
 /// out[seq][head][dim] in fp64 (row-major, num_seqs x num_heads x head_size). Per-KV-head fp8
 /// scales, when given, replace the case's per-tensor ones.
-inline std::vector<double> dense_decode_reference(const DecodeCase& c, std::vector<float> k_head_scales = {},
+inline std::vector<double> dense_decode_reference(const cases::DecodeCase& c,
+                                                  std::vector<float> k_head_scales = {},
                                                   std::vector<float> v_head_scales = {}) {
   const auto& s = c.spec;
   const std::int64_t hs = s.head_size, G = s.num_heads / s.num_kv_heads;
-  const double scale = s.scale ? static_cast<double>(*s.scale)
+  const double scale = s.scale ? static_cast<double>(static_cast<float>(*s.scale))
                                : static_cast<double>(static_cast<float>(1.0 / std::sqrt(double(hs))));
   const CacheF64 caches(c, std::move(k_head_scales), std::move(v_head_scales));
   std::vector<double> out(static_cast<std::size_t>(s.num_seqs * s.num_heads * hs), 0.0);

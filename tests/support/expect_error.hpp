@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "pao/error.hpp"
+#include "pao/core/error.hpp"
 
 namespace pao::test {
 

@@ -10,17 +10,18 @@
 
 #include "compare.hpp"
 #include "dense_reference.hpp"
-#include "pao/element.hpp"
+#include "pao/numerics/element.hpp"
 
 namespace pao::test {
 
 inline float round_act(DType t, float v) { return static_cast<float>(round_to_dtype(t, v)); }
 
-inline std::vector<double> lowp_decode_reference(const DecodeCase& c) {
+inline std::vector<double> lowp_decode_reference(const cases::DecodeCase& c) {
   const auto& s = c.spec;
   const DType t = s.dtype;
   const std::int64_t hs = s.head_size, G = s.num_heads / s.num_kv_heads;
-  const float scale = s.scale ? *s.scale : static_cast<float>(1.0 / std::sqrt(double(hs)));
+  const float scale =
+      s.scale ? static_cast<float>(*s.scale) : static_cast<float>(1.0 / std::sqrt(double(hs)));
   const CacheF64 caches(c);
   std::vector<double> out(static_cast<std::size_t>(s.num_seqs * s.num_heads * hs), 0.0);
   for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {

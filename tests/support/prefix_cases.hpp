@@ -7,19 +7,28 @@
 
 #include <vector>
 
-#include "pao/prefix_case.hpp"
+#include "pao/cases/case_tensors.hpp"
 
 namespace pao::test {
 
+/// Sets a prefix case's sequences from (context, new tokens) per sequence.
+inline void set_lengths(cases::Case& s, const std::vector<std::int32_t>& context_lens,
+                        const std::vector<std::int32_t>& query_lens) {
+  s.query_lens = query_lens;
+  s.seq_lens.clear();
+  for (std::size_t i = 0; i < query_lens.size(); ++i) s.seq_lens.push_back(context_lens[i] + query_lens[i]);
+  s.num_seqs = static_cast<std::int32_t>(query_lens.size());
+}
+
 /// The basic mixed batch: (context, new tokens) = (0, 37) (37, 1) (45, 9) (20, 0) (3, 40).
-inline PrefixCaseSpec mixed_batch() {
-  PrefixCaseSpec s;
+inline cases::Case mixed_batch() {
+  cases::Case s;
+  s.kernel = cases::CaseKernel::prefix;
   s.num_heads = 4;
   s.num_kv_heads = 2;
   s.head_size = 64;
   s.block_size = 16;
-  s.context_lens = {0, 37, 45, 20, 3};
-  s.query_lens = {37, 1, 9, 0, 40};
+  set_lengths(s, {0, 37, 45, 20, 3}, {37, 1, 9, 0, 40});
   s.block_m = 16;
   s.block_n = 16;
   s.context_tile = 16;
@@ -28,16 +37,16 @@ inline PrefixCaseSpec mixed_batch() {
 }
 
 /// Every dtype, both layouts, fp8 flavours, head sizes and block sizes, with tile sizes varied.
-inline std::vector<PrefixCaseSpec> prefix_grid_cases() {
+inline std::vector<cases::Case> prefix_grid_cases() {
   const DType dtypes[] = {DType::f32, DType::f16, DType::bf16};
   const std::int32_t head_sizes[] = {64, 80, 128, 32};
   const std::int32_t block_sizes[] = {16, 8, 32, 12};
   const std::int32_t heads[][2] = {{4, 2}, {4, 4}, {6, 1}};
   const std::int32_t tiles[][3] = {{16, 16, 16}, {32, 16, 32}, {128, 64, 32}, {16, 32, 8}};
-  std::vector<PrefixCaseSpec> cases;
+  std::vector<cases::Case> cases;
   for (int i = 0; i < 12; ++i) {
-    PrefixCaseSpec s = mixed_batch();
-    s.dtype = s.kv_cache_dtype = dtypes[i % 3];
+    cases::Case s = mixed_batch();
+    s.dtype = dtypes[i % 3];
     s.head_size = head_sizes[i % 4];
     s.block_size = block_sizes[(i / 3) % 4];
     s.num_heads = heads[i % 3][0];
@@ -47,7 +56,7 @@ inline std::vector<PrefixCaseSpec> prefix_grid_cases() {
     s.context_tile = tiles[i % 4][2];
     s.kv_layout = i % 2 ? KVLayout::nhd : KVLayout::vllm;
     if (i % 4 == 1 || i % 4 == 2) {
-      s.kv_cache_dtype = i % 4 == 1 ? DType::fp8_e4m3 : DType::fp8_e5m2;
+      s.kv_cache_dtype = i % 4 == 1 ? cases::KVCacheDType::fp8_e4m3 : cases::KVCacheDType::fp8_e5m2;
       s.k_scale = 0.5f;
       s.v_scale = 0.25f;
     }
@@ -60,76 +69,75 @@ inline std::vector<PrefixCaseSpec> prefix_grid_cases() {
 }
 
 /// Options and distributions on the mixed batch.
-inline std::vector<PrefixCaseSpec> prefix_feature_cases() {
-  std::vector<PrefixCaseSpec> cases;
+inline std::vector<cases::Case> prefix_feature_cases() {
+  std::vector<cases::Case> cases;
   auto add = [&](auto edit) {
-    PrefixCaseSpec s = mixed_batch();
+    cases::Case s = mixed_batch();
     edit(s);
     s.seed = 500 + cases.size();
     cases.push_back(s);
   };
-  add([](PrefixCaseSpec& s) { s.num_kv_heads = 1; });  // MQA
-  add([](PrefixCaseSpec& s) {
+  add([](cases::Case& s) { s.num_kv_heads = 1; });  // MQA
+  add([](cases::Case& s) {
     s.soft_cap = 5.0f;
-    s.distribution = ValueDistribution::large_logits;
+    s.distribution = cases::ValueDistribution::large_logits;
   });
-  add([](PrefixCaseSpec& s) { s.sliding_window = 7; });  // shorter than a chunk
-  add([](PrefixCaseSpec& s) {
+  add([](cases::Case& s) { s.sliding_window = 7; });  // shorter than a chunk
+  add([](cases::Case& s) {
     s.sliding_window = 1;
     s.alibi = true;
   });
-  add([](PrefixCaseSpec& s) {
+  add([](cases::Case& s) {
     s.sliding_window = 30;
     s.block_m = 8;
     s.block_n = 8;
     s.context_tile = 8;
   });
-  add([](PrefixCaseSpec& s) {
-    s.distribution = ValueDistribution::large_logits;
-    s.dtype = s.kv_cache_dtype = DType::bf16;
+  add([](cases::Case& s) {
+    s.distribution = cases::ValueDistribution::large_logits;
+    s.dtype = DType::bf16;
   });
-  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::near_ties; });
-  add([](PrefixCaseSpec& s) { s.distribution = ValueDistribution::dominant_token; });
-  add([](PrefixCaseSpec& s) {
-    s.distribution = ValueDistribution::all_equal;
-    s.dtype = s.kv_cache_dtype = DType::f32;
+  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::near_ties; });
+  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::dominant_token; });
+  add([](cases::Case& s) {
+    s.distribution = cases::ValueDistribution::all_equal;
+    s.dtype = DType::f32;
   });
-  add([](PrefixCaseSpec& s) {
-    s.kv_cache_dtype = DType::fp8_e4m3;
+  add([](cases::Case& s) {
+    s.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
     s.k_scale = 0.03125f;
     s.v_scale = 2.0f;
-    s.distribution = ValueDistribution::large_logits;
+    s.distribution = cases::ValueDistribution::large_logits;
   });
-  add([](PrefixCaseSpec& s) {
-    s.kv_cache_dtype = DType::fp8_e5m2;
+  add([](cases::Case& s) {
+    s.kv_cache_dtype = cases::KVCacheDType::fp8_e5m2;
     s.dtype = DType::bf16;
     s.k_scale = 0.7f;
     s.v_scale = 1.3f;
   });
-  add([](PrefixCaseSpec& s) {
+  add([](cases::Case& s) {
     s.kv_layout = KVLayout::nhd;
     s.block_size = 32;
     s.alibi = true;
     s.soft_cap = 2.0f;
   });
-  add([](PrefixCaseSpec& s) {
+  add([](cases::Case& s) {
     s.scale = 0.3f;
     s.alibi = true;
     s.sliding_window = 12;
   });
   // Defaults of vLLM's kernel and a chunk longer than block_m with a ragged last tile.
-  add([](PrefixCaseSpec& s) {
+  add([](cases::Case& s) {
     s.block_m = 128;
     s.block_n = 64;
     s.context_tile = 32;
-    s.context_lens = {70, 0, 5};
-    s.query_lens = {150, 1, 130};
+    set_lengths(s, {70, 0, 5}, {150, 1, 130});
     s.head_size = 32;
   });
   return cases;
 }
 
-inline std::vector<PrefixCaseSpec> all_prefix_cases() {
+inline std::vector<cases::Case> all_prefix_cases() {
   auto cases = prefix_grid_cases();
   for (auto& c : prefix_feature_cases()) cases.push_back(c);
   return cases;

@@ -10,20 +10,20 @@
 #include <limits>
 #include <vector>
 
-#include "pao/kernel_math.hpp"
+#include "pao/numerics/kernel_math.hpp"
 #include "prefix_reference.hpp"
 
 namespace pao::test {
 
 /// out[token][head][dim], the fp32 values before the rounding to the output dtype.
-inline std::vector<float> kernel_spec_prefix(const PrefixCase& c) {
+inline std::vector<float> kernel_spec_prefix(const cases::PrefixCase& c) {
   const auto& s = c.spec;
   const DType t = s.dtype;
   const std::int64_t hs = s.head_size, H = s.num_heads, nkv = s.num_kv_heads, G = H / nkv;
   const auto scale = static_cast<float>(reference_scale(s));
   const float neg_inf = -std::numeric_limits<float>::infinity();
   std::vector<float> out(static_cast<std::size_t>(c.query.size(0) * H * hs), 0.0f);
-  for (std::int64_t seq = 0; seq < s.num_seqs(); ++seq) {
+  for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {
     const DenseKV kv = gather_sequence(c, seq);
     const std::int64_t ctx = kv.ctx_len, qlen = kv.seq_len - kv.ctx_len;
     // K/V as the kernel holds them: fp8 -> float(fp8) * scale rounded to the activation dtype

@@ -13,8 +13,8 @@
 #include <limits>
 #include <vector>
 
-#include "pao/element.hpp"
-#include "pao/prefix_case.hpp"
+#include "pao/cases/case_tensors.hpp"
+#include "pao/numerics/element.hpp"
 
 namespace pao::test {
 
@@ -24,8 +24,8 @@ struct DenseKV {
   std::vector<double> k, v;
 };
 
-inline double cache_element(const PrefixCase& c, bool key, std::int64_t seq, std::int64_t pos, std::int64_t h,
-                            std::int64_t d) {
+inline double cache_element(const cases::PrefixCase& c, bool key, std::int64_t seq, std::int64_t pos,
+                            std::int64_t h, std::int64_t d) {
   const std::int64_t bs = c.spec.block_size;
   const auto block = static_cast<std::int64_t>(c.block_tables.at({seq, pos / bs}));
   const std::int64_t t = pos % bs;
@@ -40,10 +40,10 @@ inline double cache_element(const PrefixCase& c, bool key, std::int64_t seq, std
   }
   const DType cd = c.key_cache.dtype();
   const bool fp8 = cd == DType::fp8_e4m3 || cd == DType::fp8_e5m2;
-  return fp8 ? v * (key ? c.spec.k_scale : c.spec.v_scale) : v;
+  return fp8 ? v * static_cast<float>(key ? c.spec.k_scale : c.spec.v_scale) : v;
 }
 
-inline DenseKV gather_sequence(const PrefixCase& c, std::int64_t seq) {
+inline DenseKV gather_sequence(const cases::PrefixCase& c, std::int64_t seq) {
   const std::int64_t nkv = c.spec.num_kv_heads, hs = c.spec.head_size;
   DenseKV kv;
   kv.first_token = static_cast<std::int64_t>(c.query_start_loc.at({seq}));
@@ -68,22 +68,22 @@ inline DenseKV gather_sequence(const PrefixCase& c, std::int64_t seq) {
 }
 
 /// Whether the query at sequence position q_pos sees the key at k_pos.
-inline bool prefix_visible(const PrefixCaseSpec& s, std::int64_t q_pos, std::int64_t k_pos) {
+inline bool prefix_visible(const cases::Case& s, std::int64_t q_pos, std::int64_t k_pos) {
   return k_pos <= q_pos && (s.sliding_window == 0 || q_pos - k_pos < s.sliding_window);
 }
 
-inline double reference_scale(const PrefixCaseSpec& s) {
-  return s.scale ? static_cast<double>(*s.scale)
+inline double reference_scale(const cases::Case& s) {
+  return s.scale ? static_cast<double>(static_cast<float>(*s.scale))
                  : static_cast<double>(static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_size))));
 }
 
 /// out[token][head][dim] in fp64 (row-major, num_tokens x num_heads x head_size).
-inline std::vector<double> dense_prefix_reference(const PrefixCase& c) {
+inline std::vector<double> dense_prefix_reference(const cases::PrefixCase& c) {
   const auto& s = c.spec;
   const std::int64_t hs = s.head_size, H = s.num_heads, nkv = s.num_kv_heads, G = H / nkv;
   const double scale = reference_scale(s);
   std::vector<double> out(static_cast<std::size_t>(c.query.size(0) * H * hs), 0.0);
-  for (std::int64_t seq = 0; seq < s.num_seqs(); ++seq) {
+  for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {
     const DenseKV kv = gather_sequence(c, seq);
     const std::int64_t L = kv.seq_len;
     std::vector<double> logits(static_cast<std::size_t>(L)), w(static_cast<std::size_t>(L));
@@ -124,13 +124,13 @@ inline std::vector<double> dense_prefix_reference(const PrefixCase& c) {
 
 inline float round_act(DType t, float v) { return static_cast<float>(round_to_dtype(t, v)); }
 
-inline std::vector<double> lowp_prefix_reference(const PrefixCase& c) {
+inline std::vector<double> lowp_prefix_reference(const cases::PrefixCase& c) {
   const auto& s = c.spec;
   const DType t = s.dtype;
   const std::int64_t hs = s.head_size, H = s.num_heads, nkv = s.num_kv_heads, G = H / nkv;
   const auto scale = static_cast<float>(reference_scale(s));
   std::vector<double> out(static_cast<std::size_t>(c.query.size(0) * H * hs), 0.0);
-  for (std::int64_t seq = 0; seq < s.num_seqs(); ++seq) {
+  for (std::int64_t seq = 0; seq < s.num_seqs; ++seq) {
     const DenseKV kv = gather_sequence(c, seq);
     const std::int64_t L = kv.seq_len;
     std::vector<float> k(kv.k.size()), v(kv.v.size());

@@ -1,6 +1,6 @@
 // Host side of a decode launch, in plain C++ (no CUDA headers, so the CPU tests run it): the
 // checks of DecodeParams against the plan, the grids and shared memory taken from the plan
-// (pao/plan.hpp; nothing here re-derives partitioning), and whether a cache layout allows
+// (pao/plan/decode_plan.hpp; nothing here re-derives partitioning), and whether a cache layout allows
 // vector loads.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include "pao/cuda/decode_params.hpp"
 #include "pao/cuda/kernel_launch.hpp"
 #include "pao/cuda/status.hpp"
-#include "pao/decode_geometry.hpp"
-#include "pao/plan.hpp"
+#include "pao/kernels/decode_geometry.hpp"
+#include "pao/plan/decode_plan.hpp"
 
 namespace pao::cuda {
 

@@ -16,8 +16,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "pao/core/dtype.hpp"
 #include "pao/cuda/status.hpp"
-#include "pao/dtype.hpp"
 
 namespace pao::cuda {
 

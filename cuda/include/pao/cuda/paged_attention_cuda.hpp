@@ -17,7 +17,7 @@
 #include "pao/cuda/decode_launch.hpp"
 #include "pao/cuda/decode_params.hpp"
 #include "pao/cuda/status.hpp"
-#include "pao/plan.hpp"
+#include "pao/plan/decode_plan.hpp"
 
 namespace pao::cuda {
 

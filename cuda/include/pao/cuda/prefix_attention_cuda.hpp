@@ -12,7 +12,7 @@
 #include "pao/cuda/prefix_launch.hpp"
 #include "pao/cuda/prefix_params.hpp"
 #include "pao/cuda/status.hpp"
-#include "pao/prefix_plan.hpp"
+#include "pao/plan/prefix_plan.hpp"
 
 namespace pao::cuda {
 

@@ -9,11 +9,11 @@
 #include <span>
 #include <vector>
 
+#include "pao/core/hd.hpp"
 #include "pao/cuda/kernel_launch.hpp"
 #include "pao/cuda/prefix_params.hpp"
 #include "pao/cuda/status.hpp"
-#include "pao/hd.hpp"
-#include "pao/prefix_plan.hpp"
+#include "pao/plan/prefix_plan.hpp"
 
 namespace pao::cuda {
 
@@ -57,21 +57,5 @@ Status make_prefix_launch(const PrefixParams& params, const PrefixPlan& plan, Pr
 /// Dynamic shared memory of the prefix kernel: the K/V tile [width][head_size + 1], the logits of a
 /// pass [32][width], its queries [32][head_size + 1] and three floats per row.
 std::size_t prefix_shared_bytes(std::int32_t head_size, std::int32_t max_tile_width);
-
-/// docs/prefix.md: key position k is visible to query position q iff k <= q and, with a window
-/// W > 0, q - k < W.
-PAO_HD bool prefix_visible(std::int32_t q, std::int32_t k, std::int32_t window) {
-  return k <= q && (window <= 0 || q - k < window);
-}
-
-/// Whether some query position in [q_lo, q_hi] sees some key position in [k_lo, k_hi] (both
-/// ranges non-empty). When not, the tile changes no bit of those rows (docs/prefix.md, "What is
-/// skipped") and the kernel does not load it.
-PAO_HD bool prefix_tile_visible(std::int32_t q_lo, std::int32_t q_hi, std::int32_t k_lo, std::int32_t k_hi,
-                                std::int32_t window) {
-  const std::int32_t q = q_lo > k_lo ? q_lo : k_lo;  // the first row that is past the first key
-  if (q > q_hi) return false;
-  return window <= 0 || q <= k_hi || static_cast<std::int64_t>(q) - k_hi < window;
-}
 
 }  // namespace pao::cuda

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "pao/core/tensor.hpp"
 #include "pao/diff/histogram.hpp"
 #include "pao/diff/location.hpp"
 #include "pao/diff/pattern.hpp"
 #include "pao/diff/policy.hpp"
-#include "pao/tensor.hpp"
 
 namespace pao::diff {
 

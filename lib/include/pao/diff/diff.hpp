@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pao/cases/case.hpp"
 #include "pao/diff/compare.hpp"
-#include "pao/golden/case.hpp"
 
 namespace pao::diff {
 
@@ -48,7 +48,7 @@ struct DiffReport {
 };
 
 /// The canonical output name of a tensor name in ACTUAL, or "" if it is not an output.
-std::string canonical_output_name(std::string_view name, golden::CaseKernel kernel);
+std::string canonical_output_name(std::string_view name, cases::CaseKernel kernel);
 
 /// One golden (a .safetensors file or an npy folder) against one ACTUAL. Throws pao::Error for a
 /// malformed or non-golden GOLDEN, an unreadable ACTUAL, or an ACTUAL that holds no output.

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pao/dtype.hpp"
+#include "pao/core/dtype.hpp"
 
 namespace pao::diff {
 

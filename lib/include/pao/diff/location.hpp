@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pao/golden/case.hpp"
-#include "pao/tensor.hpp"
+#include "pao/cases/case.hpp"
+#include "pao/core/tensor.hpp"
 
 namespace pao::diff {
 
@@ -20,12 +20,12 @@ enum class OutputLayout : std::uint8_t {
   seq_head_partition,      // v2.max_logits, v2.exp_sums: [num_seqs, num_heads, max_num_partitions]
   token_head_dim,          // prefix out: [num_tokens, num_heads, head_size]
 };
-OutputLayout layout_of(std::string_view canonical_name, golden::CaseKernel kernel);
+OutputLayout layout_of(std::string_view canonical_name, cases::CaseKernel kernel);
 bool has_partitions(OutputLayout layout);
 
 /// What location mapping needs from a golden.
 struct CaseGeometry {
-  golden::CaseKernel kernel = golden::CaseKernel::decode;
+  cases::CaseKernel kernel = cases::CaseKernel::decode;
   std::int32_t num_seqs = 0, num_heads = 0, head_size = 0, block_size = 16;
   std::int32_t partition_size = 512, max_num_partitions = 1;
   std::vector<std::int32_t> seq_lens;
@@ -36,7 +36,7 @@ struct CaseGeometry {
 
   /// Builds from the case and the golden's block_tables, seq_lens (and query_start_loc for
   /// prefix); checks they agree with the case.
-  static CaseGeometry make(const golden::GoldenCase& c, const Tensor& block_tables, const Tensor& seq_lens,
+  static CaseGeometry make(const cases::Case& c, const Tensor& block_tables, const Tensor& seq_lens,
                            const Tensor* query_start_loc);
 
   /// ceil(seq_len / partition_size): the partitions V2 writes for sequence s.

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "pao/dtype.hpp"
+#include "pao/core/dtype.hpp"
 
 namespace pao::diff {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pao/golden/suite.hpp"
+#include "pao/cases/suite.hpp"
 #include "pao/golden/writer.hpp"
 
 namespace pao::golden {
@@ -29,7 +29,7 @@ struct ManifestEntry {
 struct Manifest {
   std::string suite;  // empty for --case runs
   bool full = false;
-  std::optional<Shard> shard;
+  std::optional<cases::Shard> shard;
   std::vector<ManifestEntry> entries;  // sorted by id
 
   const ManifestEntry* find(const std::string& id) const;
@@ -38,7 +38,7 @@ struct Manifest {
 };
 
 /// "manifest.json", or "manifest-shard-<i>-of-<N>.json".
-std::string manifest_file_name(const std::optional<Shard>& shard);
+std::string manifest_file_name(const std::optional<cases::Shard>& shard);
 
 /// Throws pao::Error naming the file for unreadable or malformed manifests.
 Manifest read_manifest(const std::filesystem::path& path);

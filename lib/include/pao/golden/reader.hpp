@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "pao/golden/case.hpp"
+#include "pao/cases/case.hpp"
+#include "pao/core/tensor.hpp"
 #include "pao/io/safetensors.hpp"
-#include "pao/tensor.hpp"
 
 namespace pao::golden {
 
@@ -45,6 +45,6 @@ class TensorFile {
 
 /// The case a golden was made from (its metadata's "case"). Throws pao::Error if `file` is not
 /// a pao golden.
-GoldenCase golden_case_of(const TensorFile& file);
+cases::Case golden_case_of(const TensorFile& file);
 
 }  // namespace pao::golden

@@ -20,7 +20,7 @@ struct GoldenEvent {
   enum class Kind : std::uint8_t { started, written, skipped, failed };
   Kind kind = Kind::started;
   std::size_t index = 0;  // position in the run's case list
-  const GoldenCase* golden_case = nullptr;
+  const cases::Case* golden_case = nullptr;
   double cost = 0;          // estimated_cost of the case
   std::uint64_t bytes = 0;  // written / skipped
   double seconds = 0;       // written / failed: time spent on the case
@@ -34,7 +34,7 @@ struct GoldenRunOptions {
   bool force = false;     // regenerate even up-to-date cases
   std::string suite;      // recorded in the manifest
   bool full = false;
-  std::optional<Shard> shard;  // picks the manifest's name
+  std::optional<cases::Shard> shard;  // picks the manifest's name
   /// Called for every event, one call at a time.
   std::function<void(const GoldenEvent&)> on_event;
 };
@@ -48,6 +48,6 @@ struct GoldenRunResult {
 
 /// Throws pao::Error for duplicate ids, an unusable output folder or a malformed existing
 /// manifest; errors of single cases are collected in `failures` and the others still run.
-GoldenRunResult run_golden(const std::vector<GoldenCase>& cases, const GoldenRunOptions& options);
+GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRunOptions& options);
 
 }  // namespace pao::golden

@@ -13,11 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "pao/decode_case.hpp"
-#include "pao/golden/case.hpp"
+#include "pao/cases/case.hpp"
+#include "pao/core/tensor.hpp"
 #include "pao/io/safetensors.hpp"
-#include "pao/prefix_case.hpp"
-#include "pao/tensor.hpp"
 
 namespace pao::golden {
 
@@ -25,7 +23,7 @@ namespace pao::golden {
 inline constexpr const char* kGoldenFormatVersion = "1";
 
 struct GoldenTensors {
-  GoldenCase golden_case;
+  cases::Case golden_case;
   std::vector<std::pair<std::string, Tensor>> tensors;  // inputs first, then outputs
   SafetensorsMetadata metadata;
 
@@ -35,19 +33,14 @@ struct GoldenTensors {
 
 /// Builds the inputs from the seed and runs the oracle (exact V1 plus kernel V1 and V2 for
 /// decode; exact and kernel prefix). Throws pao::Error for a case the kernels reject.
-GoldenTensors make_golden(const GoldenCase& c);
+GoldenTensors make_golden(const cases::Case& c);
 
 /// The tensors `make_golden` computes, by kind.
-const std::vector<std::string>& golden_input_names(CaseKernel kernel);
-const std::vector<std::string>& golden_output_names(CaseKernel kernel);
-
-/// The case as the oracle's case builders take it.
-DecodeCaseSpec to_decode_spec(const GoldenCase& c);
-PrefixCaseSpec to_prefix_spec(const GoldenCase& c);
-KernelConfig kernel_config(const GoldenCase& c);
+const std::vector<std::string>& golden_input_names(cases::CaseKernel kernel);
+const std::vector<std::string>& golden_output_names(cases::CaseKernel kernel);
 
 /// Relative work of a case (multiply-adds of its kernels plus bytes written), for ETAs.
-double estimated_cost(const GoldenCase& c);
+double estimated_cost(const cases::Case& c);
 
 /// Shortest decimal text that reads back as the same f32 (metadata values).
 std::string format_f32(float v);

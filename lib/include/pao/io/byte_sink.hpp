@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pao/tensor.hpp"
+#include "pao/core/tensor.hpp"
 
 namespace pao {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "pao/tensor.hpp"
+#include "pao/core/tensor.hpp"
 
 namespace pao {
 

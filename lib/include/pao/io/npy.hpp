@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "pao/core/tensor.hpp"
 #include "pao/io/atomic_file.hpp"
 #include "pao/io/byte_source.hpp"
-#include "pao/tensor.hpp"
 
 namespace pao {
 

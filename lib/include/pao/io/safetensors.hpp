@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "pao/core/tensor.hpp"
 #include "pao/io/atomic_file.hpp"
 #include "pao/io/byte_source.hpp"
-#include "pao/tensor.hpp"
 
 namespace pao {
 

@@ -1,0 +1,63 @@
+// PagedAttentionParams: what every CUDA attention launch (decode and prefix) reads of the paged
+// cache and the attention scalars — sizes, device pointers, the cache layouts (data, built with
+// pao/layout/paged_cache_layout.hpp) and vLLM's scalars. DecodeParams and PrefixParams extend it.
+// Plain C++: the host checks it (check_attention_params) without a GPU.
+#pragma once
+
+#include <cstdint>
+
+#include "pao/core/dtype.hpp"
+#include "pao/cuda/status.hpp"
+#include "pao/kernels/logits.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+
+namespace pao::cuda {
+
+struct PagedAttentionParams {
+  DType dtype = DType::f16;           // query, key, value, out, tmp_out: f32 / f16 / bf16
+  DType kv_cache_dtype = DType::f16;  // = dtype, or fp8_e4m3 / fp8_e5m2 (one byte per element)
+  std::int32_t num_seqs = 0;
+  std::int32_t num_heads = 0;
+  std::int32_t num_kv_heads = 0;  // num_heads % num_kv_heads == 0 (GQA / MQA)
+  std::int32_t head_size = 0;
+  std::int32_t block_size = 16;
+
+  /// Paged caches. The layout is data: vLLM's key [num_blocks, num_kv_heads, head_size/x,
+  /// block_size, x] and value [num_blocks, num_kv_heads, head_size, block_size], NHD
+  /// [num_blocks, block_size, num_kv_heads, head_size], or any other strides.
+  const void* key_cache = nullptr;
+  const void* value_cache = nullptr;
+  PagedCacheLayout key_layout;
+  PagedCacheLayout value_layout;
+  /// block_tables [num_seqs, >= blocks of the longest sequence] i32, row stride in elements.
+  const std::int32_t* block_tables = nullptr;
+  std::int64_t block_table_stride = 0;
+
+  float scale = 1.0f;                   // multiplies q·k (pao's default: default_scale(head_size))
+  const float* alibi_slopes = nullptr;  // [num_heads] or nullptr (no ALiBi)
+  float soft_cap = 0.0f;                // extension: cap * tanh(logit / cap); 0 = off
+  std::int32_t sliding_window = 0;      // extension: keys with query_pos - key < window; 0 = off
+  /// fp8 caches only: value = fp8 * scale. Per-KV-head scales [num_kv_heads] when non-null
+  /// (extension), else vLLM's per-tensor k_scale / v_scale.
+  float k_scale = 1.0f;
+  float v_scale = 1.0f;
+  const float* k_head_scales = nullptr;
+  const float* v_head_scales = nullptr;
+};
+
+/// The logit scalars of query head `head` (pao/kernels/logits.hpp), as the kernels read them.
+PAO_HD LogitParams logit_params(const PagedAttentionParams& p, std::int32_t head) {
+  LogitParams l;
+  l.scale = p.scale;
+  l.soft_cap = p.soft_cap;
+  l.alibi = p.alibi_slopes != nullptr;
+  l.alibi_slope = l.alibi ? p.alibi_slopes[head] : 0.0f;
+  l.sliding_window = p.sliding_window;
+  return l;
+}
+
+/// The scalar rules every attention kernel of pao obeys (pao/kernels/attention_options.hpp: scale,
+/// soft-cap, window, fp8 scales), and the block-table stride; the message of the first broken one.
+Status check_attention_params(const PagedAttentionParams& p);
+
+}  // namespace pao::cuda

@@ -1,0 +1,116 @@
+// Checks of a prefix launch; its grid and device tables, all taken from the plan.
+#include "pao/cuda/prefix_launch.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "pao/core/error.hpp"
+#include "pao/cuda/dispatch.hpp"
+
+namespace pao::cuda {
+
+namespace {
+
+template <typename... Parts>
+Status fail_with(Parts&&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return Status::failure(os.str());
+}
+
+}  // namespace
+
+Status plan_prefix_launch(const PrefixParams& p, std::span<const std::int32_t> seq_lens,
+                          std::span<const std::int32_t> query_lens, std::int32_t block_m,
+                          std::int32_t block_n, std::int32_t context_tile, std::int32_t max_query_len,
+                          PrefixPlan& plan) {
+  PrefixShape s;
+  s.num_seqs = p.num_seqs;
+  s.num_heads = p.num_heads;
+  s.num_kv_heads = p.num_kv_heads;
+  s.head_size = p.head_size;
+  s.block_size = p.block_size;
+  s.block_m = block_m;
+  s.block_n = block_n;
+  s.context_tile = context_tile;
+  s.max_query_len = max_query_len;
+  try {
+    plan = plan_prefix(s, seq_lens, query_lens);
+  } catch (const Error& e) {
+    return Status::failure(e.what());
+  }
+  return {};
+}
+
+std::size_t prefix_shared_bytes(std::int32_t head_size, std::int32_t width) {
+  const auto hs = static_cast<std::size_t>(head_size), w = static_cast<std::size_t>(width);
+  const auto rows = static_cast<std::size_t>(kPrefixRowsPerPass);
+  return sizeof(float) * (w * (hs + 1) + rows * w + rows * (hs + 1) + 3 * rows);
+}
+
+Status make_prefix_launch(const PrefixParams& p, const PrefixPlan& plan, PrefixLaunch& launch) {
+  const auto accept = []<auto...>() { return Status{}; };
+  if (Status s = dispatch_dtypes(p.dtype, p.kv_cache_dtype, accept); !s.ok()) return s;
+  if (Status s = dispatch_head_size(p.head_size, accept); !s.ok()) return s;
+  if (p.num_heads <= 0 || p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0)
+    return fail_with("num_heads = ", p.num_heads,
+                     " is not a positive multiple of num_kv_heads = ", p.num_kv_heads);
+  if (p.block_size <= 0) return fail_with("block_size = ", p.block_size, ": must be positive");
+
+  const PrefixShape& s = plan.shape;
+  const struct {
+    const char* name;
+    std::int64_t params, plan;
+  } same[] = {{"num_seqs", p.num_seqs, s.num_seqs},
+              {"num_heads", p.num_heads, s.num_heads},
+              {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
+              {"head_size", p.head_size, s.head_size},
+              {"block_size", p.block_size, s.block_size}};
+  for (const auto& f : same)
+    if (f.params != f.plan)
+      return fail_with(f.name, " = ", f.params, " but the plan was made for ", f.name, " = ", f.plan);
+  if (static_cast<std::int64_t>(plan.ctas.size()) != std::int64_t{plan.grid_x} * plan.grid_y * plan.grid_z)
+    return fail_with("plan: ", plan.ctas.size(), " CTAs for a grid of ", plan.grid_x, " x ", plan.grid_y,
+                     " x ", plan.grid_z);
+  std::int64_t tokens = 0;
+  for (const PrefixCta& c : plan.ctas)
+    if (c.head == 0 && c.m_tile == 0) tokens += c.query_len;
+  if (tokens != p.num_tokens)
+    return fail_with("num_tokens = ", p.num_tokens, " but the plan's query_lens add up to ", tokens);
+
+  if (p.num_tokens > 0) {
+    const struct {
+      const char* name;
+      const void* ptr;
+    } needed[] = {{"query", p.query}, {"key", p.key}, {"value", p.value}, {"out", p.out}};
+    for (const auto& n : needed)
+      if (n.ptr == nullptr) return fail_with(n.name, ": null device pointer");
+  }
+  if (p.num_seqs > 0) {
+    if (p.key_cache == nullptr) return fail_with("key_cache: null device pointer");
+    if (p.value_cache == nullptr) return fail_with("value_cache: null device pointer");
+    if (p.block_tables == nullptr) return fail_with("block_tables: null device pointer");
+  }
+  if (Status st = check_attention_params(p); !st.ok()) return st;
+  if (plan.grid_y > 65535)
+    return fail_with("num_heads = ", plan.grid_y, ": more than the 65535 CTAs of grid y");
+  if (plan.grid_z > 65535)
+    return fail_with("ceil(max_query_len / block_m) = ", plan.grid_z, ": more than the 65535 CTAs of grid z");
+
+  launch = PrefixLaunch{};
+  launch.kernel.grid = {static_cast<std::uint32_t>(plan.grid_x), static_cast<std::uint32_t>(plan.grid_y),
+                        static_cast<std::uint32_t>(plan.grid_z)};
+  launch.kernel.block = {static_cast<std::uint32_t>(kPrefixThreads), 1, 1};
+  launch.max_tile_width = s.block_n > s.context_tile ? s.block_n : s.context_tile;
+  launch.kernel.dynamic_shared_bytes = prefix_shared_bytes(p.head_size, launch.max_tile_width);
+  launch.ctas.reserve(plan.ctas.size());
+  for (const PrefixCta& c : plan.ctas)
+    launch.ctas.push_back(
+        {c.query_begin, c.query_end, c.token_offset, c.ctx_len, c.first_tile, c.num_tiles()});
+  launch.tiles.reserve(plan.tiles.size());
+  for (const PrefixTile& t : plan.tiles)
+    launch.tiles.push_back({t.kind == PrefixTileKind::context ? 0 : 1, t.key_begin, t.num_keys});
+  return {};
+}
+
+}  // namespace pao::cuda

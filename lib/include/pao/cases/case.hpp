@@ -1,0 +1,143 @@
+// The one description of a case: a decode or prefix kernel call, with every shape, dtype, cache
+// layout, length, option, scale, value distribution and seed that decides its tensors and outputs.
+// `pao golden`, `pao diff`, `pao sim`, `pao-cuda-check`, `pao-bench` and the tests all take a
+// Case; the same case and seed give the same tensors everywhere (make_decode_case /
+// make_prefix_case in case_tensors.hpp).
+//
+// Its JSON form (docs/golden.md lists every field) has one reader and one writer here. Parsing is
+// strict — an unknown field, a wrong type or an inconsistent value is a pao::Error naming the
+// source and the field — and resolves every default to vLLM's, so a parsed case holds concrete
+// values (seq_lens drawn from the seed when only max_seq_len was given: draw_seq_lens).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pao/core/dtype.hpp"
+#include "pao/kernels/attention_options.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+
+namespace pao::cases {
+
+enum class CaseKernel : std::uint8_t { decode, prefix };
+std::string to_string(CaseKernel kernel);
+
+/// How the values of query, K and V are drawn.
+enum class ValueDistribution : std::uint8_t {
+  uniform,         // vLLM's tests: uniform(-1/sqrt(head_size), 1/sqrt(head_size))
+  large_logits,    // uniform(-4, 4): logits of tens, a peaked softmax
+  near_ties,       // K rows nearly equal: logits within a few ulp of each other
+  dominant_token,  // one token per sequence aligned with the query: p ~ 1 on it
+  all_equal,       // every K row equal: a uniform softmax
+  small_integers,  // small integers times a power of two: structural tests compare bit for bit
+};
+std::string to_string(ValueDistribution d);
+ValueDistribution parse_value_distribution(const std::string& name);
+
+/// vLLM's kv_cache_dtype: the cache stores the activation dtype ("auto") or an fp8 flavour.
+enum class KVCacheDType : std::uint8_t { auto_dtype, fp8_e4m3, fp8_e5m2 };
+
+/// Built in code, a Case starts as one decode sequence of one token, one head of 64: set what
+/// differs. parse_case resolves every field from the JSON instead.
+struct Case {
+  /// Stable id: given in the JSON, else derived from the parameters as written (derive_case_id).
+  std::string id;
+  CaseKernel kernel = CaseKernel::decode;
+  std::int32_t num_seqs = 1;
+  std::int32_t num_heads = 1;
+  std::int32_t num_kv_heads = 1;
+  std::int32_t head_size = 64;
+  std::int32_t block_size = 16;
+  DType dtype = DType::f16;  // query, key, value, out: f32, f16 or bf16
+  KVCacheDType kv_cache_dtype = KVCacheDType::auto_dtype;
+  KVLayout kv_layout = KVLayout::vllm;
+  /// Scalars keep the double the JSON held; kernels get them as f32, as vLLM passes them.
+  double k_scale = 1.0;
+  double v_scale = 1.0;
+  /// Extension: per-KV-head fp8 scales [num_kv_heads]; when given they replace k_scale / v_scale.
+  std::vector<double> k_head_scales, v_head_scales;
+  std::optional<double> scale;  // unset: 1 / sqrt(head_size)
+  bool alibi = false;
+  double soft_cap = 0.0;
+  std::int32_t sliding_window = 0;
+  std::int32_t partition_size = 512;  // decode (V2) only
+  std::uint64_t seed = 0;
+  std::int32_t num_blocks = 0;  // 0: the blocks the sequences need plus one spare per sequence
+  /// Resolved: as given, or drawn from the seed (draw_seq_lens). Prefix: context + new tokens.
+  std::vector<std::int32_t> seq_lens{1};
+  /// Resolved: >= every seq_len. Decode: bounds V2's partitions (vLLM's max_seq_len).
+  std::int32_t max_seq_len = 0;
+  std::vector<std::int32_t> query_lens;  // prefix only: new tokens per sequence
+  ValueDistribution distribution = ValueDistribution::uniform;
+  /// The kernel precision's GPU model: 32 on NVIDIA, 64 on the BI-V100.
+  std::int32_t warp_size = 32;
+  std::int32_t threads_per_cta = 128;
+  /// Prefix tiles (vLLM's BLOCK_M, BLOCK_N and the context tile of 32) and grid (vLLM's
+  /// max_input_len; 0: the longest query_len).
+  std::int32_t block_m = 128;
+  std::int32_t block_n = 64;
+  std::int32_t context_tile = 32;
+  std::int32_t max_query_len = 0;
+  /// Prefix: also write the new tokens' K/V into the cache (what vLLM does before attention);
+  /// false leaves their slots NaN-poisoned.
+  bool cache_new_tokens = true;
+  /// How the paged pool is built: block-table columns of garbage past the longest sequence's
+  /// need, and NaN poison in every cache slot no token occupies (0 with poison_unused false).
+  std::int32_t extra_table_columns = 1;
+  bool poison_unused = true;
+
+  /// The dtype the caches store: dtype, or the fp8 flavour.
+  DType cache_storage_dtype() const;
+  /// Prefix: cached tokens of sequence s (seq_len - query_len). Decode: seq_len - 1.
+  std::int32_t context_len(std::size_t s) const;
+  /// Prefix: new tokens of the batch (rows of query). Decode: num_seqs.
+  std::int32_t num_tokens() const;
+};
+
+/// vLLM's test lengths: uniform in [lo_s, max_seq_len], the last one = max_seq_len, where lo_s is
+/// 1 (decode) or max(1, query_lens[s]) (prefix). Drawn from the seed on a stream of their own, so
+/// that they never shift the values the tensor builders draw.
+std::vector<std::int32_t> draw_seq_lens(std::int32_t num_seqs, std::int32_t max_seq_len, std::uint64_t seed,
+                                        const std::vector<std::int32_t>& query_lens = {});
+
+/// Parses one case. `source` names the input in errors ("cases/a.json"). Throws pao::Error.
+Case parse_case(std::string_view json_text, std::string_view source);
+Case load_case_file(const std::filesystem::path& path);
+
+/// The resolved case as canonical JSON (keys sorted, "id" included): parse_case(case_to_json(c))
+/// == c. Fields of golden format 1 are always written; the later ones (k_head_scales,
+/// v_head_scales, max_query_len, cache_new_tokens, extra_table_columns, poison_unused) only when
+/// they differ from their defaults, so that the metadata of older goldens does not change.
+/// indent < 0: one line.
+std::string case_to_json(const Case& c, int indent = -1);
+
+/// The id derived from the parameters. Defaulted fields are left out; everything else is in,
+/// so two different cases never share an id. e.g. decode-h40x40-d128-b16-f16-auto-alibi-n7-L2048-s0
+std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_given);
+
+/// One line for humans: "decode, 7 seqs (max 2048), heads 40/40, head_size 128, block 16, f16, ...".
+std::string describe(const Case& c);
+
+/// The f32 scale the kernels use.
+float effective_scale(const Case& c);
+/// V2's max_num_partitions (pao/plan/partition.hpp; 1 for prefix cases).
+std::int32_t max_num_partitions(const Case& c);
+/// The kernel precision's GPU model of the case.
+KernelConfig kernel_config(const Case& c);
+/// Every field name a case JSON may hold (the error for an unknown field lists them).
+const std::vector<std::string_view>& case_field_names();
+/// "auto", "fp8_e4m3" or "fp8_e5m2".
+std::string_view kv_cache_dtype_name(KVCacheDType t);
+/// The dtype a cache of `t` stores under activations of `dtype`.
+DType cache_storage_dtype(KVCacheDType t, DType dtype);
+/// vLLM's kv_cache_dtype strings: "auto", "fp8" (= "fp8_e4m3"), "fp8_e4m3", "fp8_e5m2". Throws
+/// pao::Error naming `what` (a flag or a field) on anything else.
+KVCacheDType parse_kv_cache_dtype(std::string_view text, std::string_view what = "kv_cache_dtype");
+
+bool operator==(const Case& a, const Case& b);
+
+}  // namespace pao::cases

@@ -1,0 +1,55 @@
+// A case's tensors, built from its seed the way vLLM's tests and a serving engine lay them out:
+// random values, a shared pool of KV blocks handed out as a random permutation (non-contiguous
+// block tables), NaN poison in every cache slot no sequence uses, garbage in block-table entries
+// past a sequence's last block. Decode caches are filled directly; prefix caches are written with
+// pao::reshape_and_cache (the context, and by default the new tokens), quantised to fp8 where the
+// cache is fp8. Tests, `pao golden`, pao-cuda-check and the benchmarks all build cases here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pao/cases/case.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "pao/kernels/prefix_attention.hpp"
+
+namespace pao::cases {
+
+struct DecodeCase {
+  Case spec;
+  Tensor query;         // [num_seqs, num_heads, head_size]
+  Tensor key_cache;     // cache_shape(spec.kv_layout, key, ...)
+  Tensor value_cache;   // cache_shape(spec.kv_layout, value, ...)
+  Tensor block_tables;  // [num_seqs, max_blocks_per_seq] i32
+  Tensor seq_lens;      // [num_seqs] i32
+  Tensor alibi_slopes;  // [num_heads] f32, with spec.alibi
+
+  /// Views onto this case's tensors (valid while the case lives).
+  DecodeArgs args() const;
+};
+
+struct PrefixCase {
+  Case spec;
+  Tensor query;       // [num_tokens, num_heads, head_size]
+  Tensor key, value;  // [num_tokens, num_kv_heads, head_size]
+  Tensor key_cache, value_cache, block_tables, seq_lens;
+  Tensor query_start_loc;  // [num_seqs + 1] i32
+  Tensor alibi_slopes;     // [num_heads] f32, with spec.alibi
+  Tensor slot_mapping;     // [num_tokens] i64: the slot of every new token
+
+  /// Views onto this case's tensors (valid while the case lives).
+  PrefixArgs args() const;
+};
+
+/// Throws pao::Error for a case of the other kernel or with inconsistent lengths.
+DecodeCase make_decode_case(const Case& c);
+PrefixCase make_prefix_case(const Case& c);
+
+/// The attention options of a case: scale, fp8 scales (per tensor or per KV head), soft-cap,
+/// window, and the ALiBi slopes when the case has them.
+AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes);
+
+/// ALiBi slopes of the Press et al. recipe for num_heads (geometric, 2^(-8/n) based).
+std::vector<float> alibi_slopes_for(std::int32_t num_heads);
+
+}  // namespace pao::cases

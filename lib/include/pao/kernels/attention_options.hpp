@@ -1,0 +1,56 @@
+// Options shared by every attention kernel of pao (decode V1/V2 and prefix), and the choice of
+// precision. Defaults equal vLLM's: no ALiBi, no soft-cap, no sliding window, k/v scales 1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "pao/core/tensor.hpp"
+
+namespace pao {
+
+enum class Precision : std::uint8_t {
+  exact,   // every stored input decoded to fp64, fp64 math, one final rounding
+  kernel,  // fp32 emulation of the GPU kernel: its rounding points and reduction orders
+};
+
+struct AttentionOptions {
+  /// Multiplies q·k. Unset: 1 / sqrt(head_size).
+  std::optional<float> scale;
+  /// fp8 caches: stored value = fp8 * k_scale (vLLM's per-tensor scales). Ignored otherwise.
+  float k_scale = 1.0f;
+  float v_scale = 1.0f;
+  /// Extension: per-KV-head scales [num_kv_heads]; when non-empty they replace k_scale/v_scale.
+  std::vector<float> k_head_scales;
+  std::vector<float> v_head_scales;
+  /// [num_heads] f32, or empty for no ALiBi. Decode bias: slope * (token - seq_len + 1).
+  TensorView alibi_slopes;
+  /// Extension: logits become soft_cap * tanh(logits / soft_cap) (after scale, before ALiBi).
+  /// 0 = off.
+  float soft_cap = 0.0f;
+  /// Extension: a query at position i sees keys j with i - j < sliding_window. 0 = off.
+  std::int32_t sliding_window = 0;
+};
+
+/// vLLM's default softmax scale: 1 / sqrt(head_size), computed in fp64 and rounded once to f32.
+float default_scale(std::int32_t head_size);
+/// The scale the kernels use: options.scale, else default_scale(head_size).
+float resolved_scale(const AttentionOptions& options, std::int32_t head_size);
+
+/// The rules of the attention scalars, one definition for every kernel (the CPU kernels and the
+/// CUDA launch checks): scale finite, soft_cap finite and >= 0, sliding_window >= 0. Throws
+/// pao::Error naming the scalar and the rule.
+void check_attention_scalars(float scale, float soft_cap, std::int32_t sliding_window);
+/// An fp8 dequantisation scale (k_scale, v_scale, a per-head entry) is finite and positive.
+void check_fp8_scale(float scale, std::string_view name);
+
+/// The kernel precision's model of the GPU: warp size (32 on NVIDIA, 64 on the BI-V100) and
+/// threads per CTA (vLLM: 128).
+struct KernelConfig {
+  std::int32_t warp_size = 32;
+  std::int32_t threads_per_cta = 128;
+};
+
+}  // namespace pao

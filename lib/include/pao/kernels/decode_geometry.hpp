@@ -1,0 +1,49 @@
+// The thread geometry of vLLM's paged-attention decode kernel (csrc/attention/
+// attention_kernels.cuh): how a CTA's threads split the Q·K dot products and the P·V rows. The
+// kernel precision reduces in exactly these groups and orders, so this struct fixes both the CPU
+// emulation and the CUDA kernels. All sizes are in elements.
+#pragma once
+
+#include <cstdint>
+
+#include "pao/core/hd.hpp"
+
+namespace pao {
+
+struct DecodeGeometry {
+  std::int32_t warp_size = 32;
+  std::int32_t num_threads = 128;
+  std::int32_t num_warps = 4;
+  // Q·K: a thread group of `thread_group_size` lanes computes one token's dot product. Each lane
+  // holds vectors of `vec_size` elements; lane o's vector j covers dims
+  // j * dims_per_step + o * vec_size + [0, vec_size). Every (lane, vector element) pair is one
+  // fp32 accumulator: accumulator a = dim % dims_per_step sums over j = dim / dims_per_step.
+  std::int32_t thread_group_size = 1;
+  std::int32_t vec_size = 1;
+  std::int32_t dims_per_step = 1;  // thread_group_size * vec_size
+  // P·V: a lane multiplies `v_vec_size` consecutive tokens of one row (dim) of V;
+  // `v_vecs_per_row` lanes share a row and are reduced by a butterfly.
+  std::int32_t v_vec_size = 1;
+  std::int32_t v_vecs_per_row = 1;
+  std::int32_t rows_per_iter = 1;
+
+  /// elem_bytes: size of the activation dtype (scalar_t); 4 for f32, 2 for f16/bf16. A constant
+  /// expression, so the CUDA kernels size their arrays and template arguments with it.
+  PAO_HD static constexpr DecodeGeometry make(std::int32_t warp_size, std::int32_t num_threads,
+                                              std::int32_t block_size, std::int32_t elem_bytes) {
+    DecodeGeometry g;
+    g.warp_size = warp_size;
+    g.num_threads = num_threads;
+    g.num_warps = num_threads / warp_size;
+    g.thread_group_size = warp_size / block_size > 1 ? warp_size / block_size : 1;
+    const std::int32_t vs = 16 / (g.thread_group_size * elem_bytes);
+    g.vec_size = vs > 1 ? vs : 1;
+    g.dims_per_step = g.thread_group_size * g.vec_size;
+    g.v_vec_size = 16 / elem_bytes < block_size ? 16 / elem_bytes : block_size;
+    g.v_vecs_per_row = block_size / g.v_vec_size;
+    g.rows_per_iter = warp_size / g.v_vecs_per_row;
+    return g;
+  }
+};
+
+}  // namespace pao

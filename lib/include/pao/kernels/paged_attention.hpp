@@ -1,0 +1,59 @@
+// The decode kernels of the oracle: vLLM's paged attention V1, partitioned V2 and V2's reduce,
+// each in exact and kernel precision (see docs/numerics.md).
+#pragma once
+
+#include <cstdint>
+
+#include "pao/core/tensor.hpp"
+#include "pao/kernels/attention_options.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+
+namespace pao {
+
+/// Inputs of a decode step, with vLLM's names and layouts.
+struct DecodeArgs {
+  TensorView query;        // [num_seqs, num_heads, head_size]  f32/f16/bf16
+  TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+  TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+                           // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
+  KVLayout kv_layout = KVLayout::vllm;
+  TensorView block_tables;  // [num_seqs, max_num_blocks_per_seq] i32
+  TensorView seq_lens;      // [num_seqs] i32
+  /// Bounds the number of V2 partitions (vLLM's max_seq_len). 0: the largest of seq_lens.
+  std::int32_t max_seq_len = 0;
+  /// V2 only: tokens per partition, a multiple of the block size.
+  std::int32_t partition_size = 512;
+  AttentionOptions options;
+};
+
+struct DecodeOutputs {
+  Tensor out;      // [num_seqs, num_heads, head_size], the query's dtype
+  Tensor out_f64;  // exact precision only: `out` before its one rounding
+  // V2 only (undefined for V1). Partitions at or past a sequence's end hold tmp_out 0,
+  // max_logits -inf and exp_sums 0 (vLLM leaves them unwritten).
+  Tensor tmp_out;     // [num_seqs, num_heads, max_num_partitions, head_size], the query's dtype
+  Tensor max_logits;  // [num_seqs, num_heads, max_num_partitions] f32
+  Tensor exp_sums;    // [num_seqs, num_heads, max_num_partitions] f32
+};
+
+DecodeOutputs paged_attention_v1(const DecodeArgs& args, Precision precision,
+                                 const KernelConfig& config = {});
+DecodeOutputs paged_attention_v2(const DecodeArgs& args, Precision precision,
+                                 const KernelConfig& config = {});
+
+/// V2's second kernel on its own, so that a vendor's partials can be reduced by the oracle.
+struct ReduceArgs {
+  TensorView tmp_out;     // [num_seqs, num_heads, max_num_partitions, head_size] f32/f16/bf16
+  TensorView max_logits;  // [num_seqs, num_heads, max_num_partitions] f32
+  TensorView exp_sums;    // [num_seqs, num_heads, max_num_partitions] f32
+  TensorView seq_lens;    // [num_seqs] i32
+  std::int32_t partition_size = 512;
+};
+
+/// Returns `out` (the dtype of tmp_out) and, in exact precision, `out_f64`.
+DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precision,
+                                        const KernelConfig& config = {});
+
+}  // namespace pao

@@ -1,0 +1,49 @@
+// K-tiled prefix (chunked-prefill) attention over the paged cache: vLLM's context_attention_fwd
+// (vllm/attention/ops/prefix_prefill.py), in exact and kernel precision. New query tokens of a
+// batch attend to their sequence's cached context (through the block table) and, causally, to
+// the new tokens up to and including themselves. docs/prefix.md defines every step.
+#pragma once
+
+#include <cstdint>
+
+#include "pao/core/tensor.hpp"
+#include "pao/kernels/attention_options.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+
+namespace pao {
+
+/// Inputs of a prefix step, with vLLM's names and layouts. Sequence s owns the new tokens
+/// [query_start_loc[s], query_start_loc[s + 1]) of query / key / value; its context is the first
+/// ctx_len = seq_lens[s] - query_len tokens of its block table.
+struct PrefixArgs {
+  TensorView query;        // [num_tokens, num_heads, head_size]     f32/f16/bf16
+  TensorView key;          // [num_tokens, num_kv_heads, head_size]  the query's dtype
+  TensorView value;        // [num_tokens, num_kv_heads, head_size]  the query's dtype
+  TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+  TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+                           // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
+  KVLayout kv_layout = KVLayout::vllm;
+  TensorView block_tables;     // [num_seqs, max_num_blocks_per_seq] i32
+  TensorView seq_lens;         // [num_seqs] i32, context + new tokens
+  TensorView query_start_loc;  // [num_seqs + 1] i32, 0 = first <= ... <= last = num_tokens
+  AttentionOptions options;
+  /// Tile sizes of the kernel. vLLM: 128 / 64 when the block size is a power of two, else 32 / 32;
+  /// context tiles of 32 (its ALiBi kernel uses block_n for both).
+  std::int32_t block_m = 128, block_n = 64, context_tile = 32;
+  /// Sizes the grid's query-tile dimension (vLLM's max_input_len). 0: the longest query_len.
+  std::int32_t max_query_len = 0;
+};
+
+struct PrefixOutputs {
+  Tensor out;      // [num_tokens, num_heads, head_size], the query's dtype
+  Tensor out_f64;  // exact precision only: `out` before its one rounding
+};
+
+/// Runs the prefix kernel. `config` is accepted for symmetry with the decode kernels; the prefix
+/// kernel's arithmetic (docs/prefix.md) does not depend on warp size or threads per CTA.
+/// Throws pao::Error naming the tensor, index and rule on bad input.
+PrefixOutputs prefix_attention(const PrefixArgs& args, Precision precision, const KernelConfig& config = {});
+
+}  // namespace pao

@@ -1,0 +1,341 @@
+// A case's tensors from its seed (pao/cases/case_tensors.hpp). Decode and prefix share the paged
+// pool (caches full of poison, block tables) and the value draws; the random stream of each
+// kind is fixed: block tables, the query, then per sequence (and KV head) its K/V rows.
+#include "pao/cases/case_tensors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cases/case_block_tables.hpp"
+#include "pao/core/error.hpp"
+#include "pao/core/random.hpp"
+#include "pao/kernels/reshape_and_cache.hpp"
+#include "pao/numerics/element.hpp"
+#include "pao/plan/partition.hpp"
+
+namespace pao::cases {
+
+namespace {
+
+void check_case(const Case& c, CaseKernel kernel) {
+  require(c.kernel == kernel, "case ", c.id, ": a ", to_string(c.kernel), " case, expected ",
+          to_string(kernel));
+  require(c.num_seqs == static_cast<std::int32_t>(c.seq_lens.size()), "case: seq_lens has ",
+          c.seq_lens.size(), " entries but num_seqs = ", c.num_seqs);
+  require(kernel == CaseKernel::decode || c.query_lens.size() == c.seq_lens.size(), "case: query_lens has ",
+          c.query_lens.size(), " entries but seq_lens has ", c.seq_lens.size());
+  require(c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads == 0, "case: num_heads = ", c.num_heads,
+          " is not a multiple of num_kv_heads = ", c.num_kv_heads);
+  require(c.block_size > 0 && c.head_size > 0, "case: block_size and head_size must be positive");
+  for (std::size_t s = 0; s < c.seq_lens.size(); ++s) {
+    require(c.seq_lens[s] >= 0, "case: negative seq_len ", c.seq_lens[s]);
+    require(kernel == CaseKernel::decode || (c.query_lens[s] >= 0 && c.query_lens[s] <= c.seq_lens[s]),
+            "case: sequence ", s, " has query_len ", kernel == CaseKernel::decode ? 0 : c.query_lens[s],
+            " outside [0, seq_len = ", c.seq_lens[s], "]");
+  }
+}
+
+/// The paged pool of a case: both caches (every slot poisoned until written), the block tables.
+struct PagedPool {
+  Tensor key_cache, value_cache, block_tables;
+  PagedCacheLayout key_layout, value_layout;
+  std::int32_t columns = 0;
+
+  /// Slot (physical block * block_size + offset) of token `pos` of sequence s.
+  std::int64_t slot_of(std::int32_t s, std::int32_t pos, std::int32_t block_size) const {
+    const std::int32_t* table = block_tables.data<std::int32_t>();
+    return static_cast<std::int64_t>(table[static_cast<std::size_t>(s) * columns + pos / block_size]) *
+               block_size +
+           pos % block_size;
+  }
+};
+
+PagedPool make_pool(const Case& c, Rng& rng) {
+  const std::int32_t bs = c.block_size;
+  std::int32_t needed = 0, widest = 0;
+  std::vector<std::int32_t> used_blocks;
+  for (auto len : c.seq_lens) {
+    used_blocks.push_back(blocks_for_tokens(len, bs));
+    needed += used_blocks.back();
+    widest = std::max(widest, used_blocks.back());
+  }
+  const std::int32_t num_blocks = c.num_blocks > 0 ? c.num_blocks : needed + c.num_seqs;
+  require(num_blocks >= needed, "case: num_blocks = ", num_blocks, " but the sequences need ", needed);
+
+  PagedPool pool;
+  const DType cd = c.cache_storage_dtype();
+  const double poison = c.poison_unused ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+  for (const CacheTensor tensor : {CacheTensor::key, CacheTensor::value}) {
+    const Shape shape = cache_shape(c.kv_layout, tensor, num_blocks, c.num_kv_heads, c.head_size, bs, cd);
+    (tensor == CacheTensor::key ? pool.key_cache : pool.value_cache) = Tensor::filled(cd, shape, poison);
+    (tensor == CacheTensor::key ? pool.key_layout : pool.value_layout) =
+        contiguous_cache_layout(c.kv_layout, tensor, shape);
+  }
+  // Non-contiguous, garbage past each sequence's last block (case_block_tables.hpp).
+  pool.columns = std::max(widest + c.extra_table_columns, 1);
+  pool.block_tables = Tensor(DType::i32, {c.num_seqs, pool.columns});
+  detail::fill_block_tables(pool.block_tables.data<std::int32_t>(), pool.columns, used_blocks, num_blocks,
+                            rng);
+  return pool;
+}
+
+/// The values of query, K and V under the case's distribution.
+class ValueDraw {
+ public:
+  ValueDraw(const Case& c, Rng& rng) : d_(c.distribution), rng_(rng) {
+    r_ = 1.0 / std::sqrt(static_cast<double>(c.head_size));
+    big_ = d_ == ValueDistribution::large_logits || d_ == ValueDistribution::dominant_token;
+    qk_range_ = big_ ? (d_ == ValueDistribution::large_logits ? 4.0 : 1.0) : r_;
+  }
+  double operator()(double range) {
+    if (d_ == ValueDistribution::small_integers) return static_cast<double>(rng_.between(-4, 4)) * 0.125;
+    return rng_.uniform(-range, range);
+  }
+  double qk() { return (*this)(qk_range_); }
+  double v() { return (*this)(big_ ? 1.0 : r_); }
+  /// A K element: under near_ties / all_equal, the KV head's shared row; the dominant token's is
+  /// +-4 with the sign of `query_sign_of` (its query's element); else a fresh draw.
+  template <typename QuerySign>
+  double k(const std::vector<double>& shared_row, std::int32_t d, bool dominant, QuerySign query_sign_of) {
+    double k = qk();
+    switch (d_) {
+      case ValueDistribution::near_ties:
+        k = shared_row[static_cast<std::size_t>(d)] * (1.0 + 1e-3 * rng_.uniform(-1, 1));
+        break;
+      case ValueDistribution::all_equal:
+        k = shared_row[static_cast<std::size_t>(d)];
+        break;
+      case ValueDistribution::dominant_token:
+        if (dominant) k = 4.0 * (query_sign_of(d) >= 0 ? 1.0 : -1.0);
+        break;
+      default:
+        break;
+    }
+    return k;
+  }
+  /// The token of a sequence of `len` tokens that dominant_token aligns with its query.
+  std::int32_t dominant(std::int32_t len) {
+    return len > 0 ? static_cast<std::int32_t>(rng_.below(static_cast<std::uint64_t>(len))) : 0;
+  }
+
+ private:
+  ValueDistribution d_;
+  Rng& rng_;
+  double r_ = 0, qk_range_ = 0;
+  bool big_ = false;
+};
+
+Tensor from_f64(DType dtype, Shape shape, const std::vector<double>& values) {
+  Tensor t(dtype, std::move(shape));
+  encode_from_f64(dtype, values.data(), t.bytes(), values.size());
+  return t;
+}
+
+Tensor alibi_tensor(const Case& c) {
+  if (!c.alibi) return {};
+  const auto slopes = alibi_slopes_for(c.num_heads);
+  Tensor t(DType::f32, {c.num_heads});
+  std::copy(slopes.begin(), slopes.end(), t.data<float>());
+  return t;
+}
+
+Tensor i32_tensor(const std::vector<std::int32_t>& v) {
+  Tensor t(DType::i32, {static_cast<std::int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.data<std::int32_t>());
+  return t;
+}
+
+/// fp8 caches store value / scale; others store the value.
+double store_scale(const Case& c, const std::vector<double>& head_scales, double tensor_scale,
+                   std::int32_t h) {
+  if (!is_fp8(c.cache_storage_dtype())) return 1.0;
+  // As the kernels receive them: f32.
+  return static_cast<float>(head_scales.empty() ? tensor_scale : head_scales[static_cast<std::size_t>(h)]);
+}
+
+}  // namespace
+
+std::vector<float> alibi_slopes_for(std::int32_t num_heads) {
+  std::int32_t pow2 = 1;
+  while (pow2 * 2 <= num_heads) pow2 *= 2;
+  std::vector<float> slopes;
+  const double base = std::pow(2.0, -8.0 / pow2);
+  for (std::int32_t i = 1; i <= pow2; ++i) slopes.push_back(static_cast<float>(std::pow(base, i)));
+  const double extra_base = std::pow(2.0, -4.0 / pow2);
+  for (std::int32_t i = 0; static_cast<std::int32_t>(slopes.size()) < num_heads; ++i)
+    slopes.push_back(static_cast<float>(std::pow(extra_base, 2 * i + 1)));
+  return slopes;
+}
+
+AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes) {
+  AttentionOptions o;
+  if (c.scale) o.scale = static_cast<float>(*c.scale);
+  o.k_scale = static_cast<float>(c.k_scale);
+  o.v_scale = static_cast<float>(c.v_scale);
+  o.k_head_scales.assign(c.k_head_scales.begin(), c.k_head_scales.end());
+  o.v_head_scales.assign(c.v_head_scales.begin(), c.v_head_scales.end());
+  if (c.alibi) o.alibi_slopes = alibi_slopes;
+  o.soft_cap = static_cast<float>(c.soft_cap);
+  o.sliding_window = c.sliding_window;
+  return o;
+}
+
+DecodeArgs DecodeCase::args() const {
+  DecodeArgs a;
+  a.query = query;
+  a.key_cache = key_cache;
+  a.value_cache = value_cache;
+  a.kv_layout = spec.kv_layout;
+  a.block_tables = block_tables;
+  a.seq_lens = seq_lens;
+  a.max_seq_len = spec.max_seq_len;
+  a.partition_size = spec.partition_size;
+  a.options = attention_options(spec, alibi_slopes);
+  return a;
+}
+
+PrefixArgs PrefixCase::args() const {
+  PrefixArgs a;
+  a.query = query;
+  a.key = key;
+  a.value = value;
+  a.key_cache = key_cache;
+  a.value_cache = value_cache;
+  a.kv_layout = spec.kv_layout;
+  a.block_tables = block_tables;
+  a.seq_lens = seq_lens;
+  a.query_start_loc = query_start_loc;
+  a.options = attention_options(spec, alibi_slopes);
+  a.block_m = spec.block_m;
+  a.block_n = spec.block_n;
+  a.context_tile = spec.context_tile;
+  a.max_query_len = spec.max_query_len;
+  return a;
+}
+
+DecodeCase make_decode_case(const Case& spec) {
+  check_case(spec, CaseKernel::decode);
+  DecodeCase c;
+  c.spec = spec;
+  Rng rng(spec.seed);
+  const std::int32_t bs = spec.block_size, hs = spec.head_size, nkv = spec.num_kv_heads;
+  const std::int32_t G = spec.num_heads / nkv;
+  PagedPool pool = make_pool(spec, rng);
+  c.seq_lens = i32_tensor(spec.seq_lens);
+
+  ValueDraw draw(spec, rng);
+  c.query = Tensor(spec.dtype, {spec.num_seqs, spec.num_heads, hs});
+  for (std::int32_t s = 0; s < spec.num_seqs; ++s)
+    for (std::int32_t h = 0; h < spec.num_heads; ++h)
+      for (std::int32_t d = 0; d < hs; ++d) c.query.set({s, h, d}, draw.qk());
+
+  // Written straight into the caches: one rounding of value / scale (in fp64) to the cache dtype.
+  const DType cd = spec.cache_storage_dtype();
+  const auto es = static_cast<std::int64_t>(dtype_size(cd));
+  std::vector<double> shared_row(static_cast<std::size_t>(hs));
+  for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
+    const std::int32_t len = spec.seq_lens[static_cast<std::size_t>(s)];
+    const std::int32_t dominant = draw.dominant(len);
+    for (std::int32_t h = 0; h < nkv; ++h) {
+      const double ks = store_scale(spec, spec.k_head_scales, spec.k_scale, h);
+      const double vs = store_scale(spec, spec.v_head_scales, spec.v_scale, h);
+      for (auto& v : shared_row) v = draw.qk();
+      for (std::int32_t t = 0; t < len; ++t) {
+        const std::int64_t b = pool.slot_of(s, t, bs) / bs;
+        for (std::int32_t d = 0; d < hs; ++d) {
+          const double k = draw.k(shared_row, d, t == dominant, [&](std::int32_t dim) {
+            return c.query.at({s, h * G, dim});  // the stored query (a sign of zero counts as +)
+          });
+          encode_element(cd, k / ks, pool.key_cache.bytes() + pool.key_layout.offset(b, h, t % bs, d) * es);
+          encode_element(cd, draw.v() / vs,
+                         pool.value_cache.bytes() + pool.value_layout.offset(b, h, t % bs, d) * es);
+        }
+      }
+    }
+  }
+  c.key_cache = std::move(pool.key_cache);
+  c.value_cache = std::move(pool.value_cache);
+  c.block_tables = std::move(pool.block_tables);
+  c.alibi_slopes = alibi_tensor(spec);
+  return c;
+}
+
+PrefixCase make_prefix_case(const Case& spec) {
+  check_case(spec, CaseKernel::prefix);
+  PrefixCase c;
+  c.spec = spec;
+  Rng rng(spec.seed);
+  const std::int32_t num_seqs = spec.num_seqs;
+  const std::int32_t bs = spec.block_size, hs = spec.head_size, nkv = spec.num_kv_heads, H = spec.num_heads;
+  const std::int32_t G = H / nkv;
+  const std::int32_t T = spec.num_tokens();
+  std::vector<std::int32_t> start(static_cast<std::size_t>(num_seqs) + 1, 0);
+  for (std::int32_t s = 0; s < num_seqs; ++s)
+    start[static_cast<std::size_t>(s) + 1] =
+        start[static_cast<std::size_t>(s)] + spec.query_lens[static_cast<std::size_t>(s)];
+  PagedPool pool = make_pool(spec, rng);
+  c.seq_lens = i32_tensor(spec.seq_lens);
+  c.query_start_loc = i32_tensor(start);
+
+  // Values, drawn in a fixed order: query, then per sequence and KV head the K/V rows of every
+  // position (context first, then the new tokens).
+  ValueDraw draw(spec, rng);
+  std::vector<double> query(static_cast<std::size_t>(T) * H * hs);
+  for (auto& v : query) v = draw.qk();
+
+  std::int32_t total_ctx = 0;
+  for (std::int32_t s = 0; s < num_seqs; ++s) total_ctx += spec.context_len(static_cast<std::size_t>(s));
+  std::vector<double> new_k(static_cast<std::size_t>(T) * nkv * hs), new_v(new_k.size());
+  std::vector<double> ctx_k(static_cast<std::size_t>(total_ctx) * nkv * hs), ctx_v(ctx_k.size());
+  Tensor ctx_slots(DType::i64, {total_ctx});
+  c.slot_mapping = Tensor(DType::i64, {T});
+  std::vector<double> shared_row(static_cast<std::size_t>(hs));
+  std::int32_t ctx_base = 0;
+  for (std::int32_t s = 0; s < num_seqs; ++s) {
+    const auto si = static_cast<std::size_t>(s);
+    const std::int32_t ctx = spec.context_len(si), len = spec.seq_lens[si];
+    const std::int32_t dominant = draw.dominant(len);
+    const std::int32_t last_token = start[si + 1] - 1;  // its query aligns with the dominant key
+    for (std::int32_t h = 0; h < nkv; ++h) {
+      for (auto& v : shared_row) v = draw.qk();
+      for (std::int32_t pos = 0; pos < len; ++pos) {
+        const bool in_ctx = pos < ctx;
+        const std::size_t row = in_ctx ? static_cast<std::size_t>(ctx_base + pos)
+                                       : static_cast<std::size_t>(start[si] + pos - ctx);
+        double* k = (in_ctx ? ctx_k.data() : new_k.data()) + (row * nkv + h) * hs;
+        double* v = (in_ctx ? ctx_v.data() : new_v.data()) + (row * nkv + h) * hs;
+        for (std::int32_t d = 0; d < hs; ++d) {
+          k[d] = draw.k(shared_row, d, pos == dominant && last_token >= start[si], [&](std::int32_t dim) {
+            return query[(static_cast<std::size_t>(last_token) * H + h * G) * hs + dim];  // as drawn
+          });
+          v[d] = draw.v();
+        }
+      }
+    }
+    for (std::int32_t pos = 0; pos < ctx; ++pos)
+      ctx_slots.data<std::int64_t>()[ctx_base + pos] = pool.slot_of(s, pos, bs);
+    for (std::int32_t pos = ctx; pos < len; ++pos)
+      c.slot_mapping.data<std::int64_t>()[start[si] + pos - ctx] = pool.slot_of(s, pos, bs);
+    ctx_base += ctx;
+  }
+  c.query = from_f64(spec.dtype, {T, H, hs}, query);
+  c.key = from_f64(spec.dtype, {T, nkv, hs}, new_k);
+  c.value = from_f64(spec.dtype, {T, nkv, hs}, new_v);
+
+  // The cache, written the way a serving engine writes it.
+  const AttentionOptions scales = attention_options(spec, {});
+  const Tensor ctx_key = from_f64(spec.dtype, {total_ctx, nkv, hs}, ctx_k);
+  const Tensor ctx_value = from_f64(spec.dtype, {total_ctx, nkv, hs}, ctx_v);
+  reshape_and_cache(ctx_key, ctx_value, pool.key_cache, pool.value_cache, ctx_slots, spec.kv_layout, scales);
+  if (spec.cache_new_tokens)
+    reshape_and_cache(c.key, c.value, pool.key_cache, pool.value_cache, c.slot_mapping, spec.kv_layout,
+                      scales);
+  c.key_cache = std::move(pool.key_cache);
+  c.value_cache = std::move(pool.value_cache);
+  c.block_tables = std::move(pool.block_tables);
+  c.alibi_slopes = alibi_tensor(spec);
+  return c;
+}
+
+}  // namespace pao::cases

@@ -1,0 +1,264 @@
+// One golden against one ACTUAL: which outputs are there, their references and policies, and
+// the optional oracle reduce of the vendor's V2 partials (pao/diff/diff.hpp).
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "pao/core/error.hpp"
+#include "pao/diff/diff.hpp"
+#include "pao/golden/reader.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "pao/numerics/element.hpp"
+
+namespace pao::diff {
+
+namespace fs = std::filesystem;
+using cases::CaseKernel;
+
+namespace {
+
+bool is_final_output(std::string_view name) {
+  return name == "out" || name == "v1.out" || name == "v2.out" || name == "prefix.out";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) {
+    if (!s.empty()) s += ", ";
+    s += x;
+  }
+  return s;
+}
+
+/// The comparable outputs of a kernel, in report order.
+std::vector<std::string> comparable_outputs(CaseKernel kernel) {
+  std::vector<std::string> out;
+  for (const auto& n : golden::golden_output_names(kernel))
+    if (n != "out_exact") out.push_back(n);
+  return out;
+}
+
+Tensor as_f32(const Tensor& t) {
+  if (t.dtype() == DType::f32) return Tensor::copy_of(t.view());
+  Tensor out(DType::f32, t.shape());
+  const auto values = t.to_f64();
+  encode_from_f64(DType::f32, values.data(), out.bytes(), values.size());
+  return out;
+}
+
+/// Reads golden tensors on demand, and the kernel-precision errors against out_exact.
+class GoldenView {
+ public:
+  explicit GoldenView(const golden::TensorFile& file) : file_(file) {}
+
+  const Tensor& tensor(const std::string& name) {
+    auto it = cache_.find(name);
+    if (it != cache_.end()) return it->second;
+    require(file_.has(name), file_.path().string(), ": the golden has no tensor '", name, "'");
+    return cache_.emplace(name, file_.read(name)).first->second;
+  }
+  const std::vector<double>& values(const std::string& name) {
+    auto it = values_.find(name);
+    if (it != values_.end()) return it->second;
+    return values_.emplace(name, tensor(name).to_f64()).first->second;
+  }
+  /// max |name - out_exact|
+  double kernel_error(const std::string& name) {
+    return max_abs_difference(values(name), values("out_exact"));
+  }
+
+ private:
+  const golden::TensorFile& file_;
+  std::map<std::string, Tensor> cache_;
+  std::map<std::string, std::vector<double>> values_;
+};
+
+double kernel_error_for(GoldenView& g, CaseKernel kernel, const std::string& name) {
+  if (name != "out") return g.kernel_error(name);
+  // A vendor's `out` may come from V1 or V2: the larger of the oracle's two kernel errors.
+  if (kernel == CaseKernel::prefix) return g.kernel_error("prefix.out");
+  return std::max(g.kernel_error("v1.out"), g.kernel_error("v2.out"));
+}
+
+Policy policy_for(const std::string& name, DType golden_dtype, const DiffOptions& options) {
+  // The oracle's reduce of the vendor's partials is judged like v2.out, with v2.out's overrides
+  // and then its own.
+  const std::string key = name == kReduceName ? "v2.out" : name;
+  Policy p = apply_overrides(default_policy(key, golden_dtype), key, options.overrides);
+  if (key != name) p = apply_overrides(p, name, options.overrides);
+  if (p.rule == Rule::flash && !is_final_output(key))
+    fail("--policy ", name,
+         ": the flash rule needs an exact reference, and V2 partials have only the oracle's "
+         "kernel-precision ones: use rule=elementwise or rule=nmse");
+  return p;
+}
+
+void run_reduce(CaseReport& rep, const cases::Case& gc, GoldenView& g, const CaseGeometry& geo,
+                const golden::TensorFile& actual, const std::map<std::string, std::string>& present,
+                const DiffOptions& options) {
+  if (gc.kernel != CaseKernel::decode) {
+    rep.notes.push_back("--reduce applies to decode cases only");
+    return;
+  }
+  for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
+    if (!present.count(n)) {
+      rep.notes.push_back("--reduce needs v2.tmp_out, v2.max_logits and v2.exp_sums in ACTUAL; " +
+                          std::string(n) + " is missing");
+      return;
+    }
+  }
+  const Tensor tmp_out = actual.read(present.at("v2.tmp_out"), gc.dtype);
+  const Tensor max_logits = as_f32(actual.read(present.at("v2.max_logits")));
+  const Tensor exp_sums = as_f32(actual.read(present.at("v2.exp_sums")));
+  for (const auto* t : {&tmp_out, &max_logits, &exp_sums}) {
+    const std::string name = t == &tmp_out      ? "v2.tmp_out"
+                             : t == &max_logits ? "v2.max_logits"
+                                                : "v2.exp_sums";
+    if (t->shape() != g.tensor(name).shape()) {
+      rep.notes.push_back("--reduce skipped: " + name + " has the wrong shape");
+      return;
+    }
+  }
+  ReduceArgs args;
+  args.tmp_out = tmp_out;
+  args.max_logits = max_logits;
+  args.exp_sums = exp_sums;
+  args.seq_lens = g.tensor("seq_lens");
+  args.partition_size = gc.partition_size;
+  const DecodeOutputs reduced = paged_attention_v2_reduce(args, Precision::kernel, cases::kernel_config(gc));
+
+  CompareInput in;
+  in.name = kReduceName;
+  in.actual_name = "the oracle's reduce of ACTUAL's v2.tmp_out, v2.max_logits, v2.exp_sums";
+  in.reference = "out_exact";
+  in.geometry = &geo;
+  in.layout = OutputLayout::seq_head_dim;
+  in.actual = &reduced.out;
+  in.expected = &g.values("out_exact");
+  in.golden_shape = g.tensor("out").shape();
+  in.golden_dtype = g.tensor("out").dtype();
+  in.policy = policy_for(kReduceName, in.golden_dtype, options);
+  in.kernel_error = g.kernel_error("v2.out");
+  rep.tensors.push_back(compare_tensor(in));
+  const bool reduce_ok = rep.tensors.back().passed;
+
+  const TensorReport* vendor = nullptr;
+  for (const auto& t : rep.tensors)
+    if (t.name == "v2.out" || (t.name == "out" && !vendor)) vendor = &t;
+  if (!reduce_ok) {
+    rep.reduce_verdict =
+        "partial-kernel bug: the oracle's reduce of the vendor's partials fails too, so the partials are "
+        "wrong";
+  } else if (vendor && !vendor->passed) {
+    rep.reduce_verdict =
+        "reduce-kernel bug: the vendor's partials reduce correctly in the oracle, but the vendor's " +
+        vendor->name + " fails";
+  } else {
+    rep.reduce_verdict =
+        vendor ? "partials and reduce both agree with the oracle"
+               : "the vendor's partials reduce correctly (ACTUAL has no v2.out or out to check)";
+  }
+}
+
+}  // namespace
+
+std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
+  if (name == "out" || name == "output") return "out";
+  if (kernel == CaseKernel::prefix) return name == "prefix.out" ? "prefix.out" : "";
+  if (name == "v1.out" || name == "v2.out") return std::string(name);
+  for (const char* partial : {"tmp_out", "max_logits", "exp_sums"}) {
+    if (name == partial || name == "v2." + std::string(partial)) return "v2." + std::string(partial);
+  }
+  return "";
+}
+
+std::int64_t CaseReport::passed_count() const {
+  if (!error.empty()) return 0;
+  return std::count_if(tensors.begin(), tensors.end(), [](const TensorReport& t) { return t.passed; });
+}
+
+std::int64_t CaseReport::failed_count() const {
+  if (!error.empty()) return 1;
+  return std::count_if(tensors.begin(), tensors.end(), [](const TensorReport& t) { return !t.passed; });
+}
+
+std::int64_t DiffReport::passed() const {
+  std::int64_t n = 0;
+  for (const auto& c : cases) n += c.passed_count();
+  return n;
+}
+
+std::int64_t DiffReport::failed() const {
+  std::int64_t n = 0;
+  for (const auto& c : cases) n += c.failed_count();
+  return n;
+}
+
+CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, const DiffOptions& options) {
+  const golden::TensorFile golden_file = golden::TensorFile::open(golden_path);
+  const cases::Case gc = golden::golden_case_of(golden_file);
+  GoldenView g(golden_file);
+  CaseReport rep;
+  rep.case_id = gc.id;
+  rep.description = cases::describe(gc);
+  rep.golden = golden_path;
+  rep.actual = actual_path;
+  const CaseGeometry geo =
+      CaseGeometry::make(gc, g.tensor("block_tables"), g.tensor("seq_lens"),
+                         gc.kernel == CaseKernel::prefix ? &g.tensor("query_start_loc") : nullptr);
+
+  const golden::TensorFile actual = golden::TensorFile::open(actual_path);
+  std::map<std::string, std::string> present;  // canonical name -> name in ACTUAL
+  const auto& inputs = golden::golden_input_names(gc.kernel);
+  for (const auto& name : actual.names()) {
+    const std::string canonical = canonical_output_name(name, gc.kernel);
+    if (canonical.empty()) {
+      const bool known = name == "out_exact" || std::find(inputs.begin(), inputs.end(), name) != inputs.end();
+      if (!known)
+        rep.notes.push_back("ignored '" + name + "': not an output of a " + cases::to_string(gc.kernel) +
+                            " case");
+      continue;
+    }
+    auto [it, inserted] = present.emplace(canonical, name);
+    if (!inserted)
+      rep.notes.push_back("ignored '" + name + "': '" + it->second + "' already provides " + canonical);
+  }
+  if (present.empty())
+    fail(actual_path.string(), ": holds none of the outputs of a ", cases::to_string(gc.kernel), " case (",
+         join(comparable_outputs(gc.kernel)),
+         gc.kernel == CaseKernel::decode ? "; or tmp_out, max_logits, exp_sums" : "",
+         "); it has: ", join(actual.names()));
+
+  for (const auto& name : comparable_outputs(gc.kernel)) {
+    if (!present.count(name)) continue;
+    const Tensor& golden_tensor = g.tensor(name);
+    const Tensor vendor = actual.read(present.at(name), golden_tensor.dtype());
+    CompareInput in;
+    in.name = name;
+    in.actual_name = present.at(name);
+    in.geometry = &geo;
+    in.layout = layout_of(name, gc.kernel);
+    in.actual = &vendor;
+    in.golden_shape = golden_tensor.shape();
+    in.golden_dtype = golden_tensor.dtype();
+    if (is_final_output(name)) {
+      in.reference = "out_exact";
+      in.expected = &g.values("out_exact");
+    } else {
+      in.reference = name + " of the golden (kernel precision)";
+      in.expected = &g.values(name);
+    }
+    in.policy = policy_for(name, in.golden_dtype, options);
+    if (in.policy.rule == Rule::flash) in.kernel_error = kernel_error_for(g, gc.kernel, name);
+    rep.tensors.push_back(compare_tensor(in));
+    if (vendor.dtype() != golden_tensor.dtype())
+      rep.notes.push_back(name + ": ACTUAL's dtype is " + std::string(dtype_name(vendor.dtype())) +
+                          ", the golden's " + std::string(dtype_name(golden_tensor.dtype())) +
+                          " (compared as values)");
+  }
+  if (options.reduce) run_reduce(rep, gc, g, geo, actual, present, options);
+  return rep;
+}
+
+}  // namespace pao::diff

@@ -1,0 +1,134 @@
+// Matching goldens with ACTUALs: files, folders with a manifest, folders without (pao/diff/diff.hpp).
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "pao/core/error.hpp"
+#include "pao/diff/diff.hpp"
+#include "pao/golden/manifest.hpp"
+#include "pao/golden/reader.hpp"
+
+namespace pao::diff {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct GoldenRef {
+  std::string id;
+  fs::path path;
+};
+
+/// A golden folder's cases: its manifest.json, else every .safetensors file and npy folder in it.
+std::vector<GoldenRef> golden_cases(const fs::path& dir) {
+  std::vector<GoldenRef> out;
+  if (fs::exists(dir / "manifest.json")) {
+    for (const auto& e : golden::read_manifest(dir / "manifest.json").entries)
+      out.push_back({e.id, dir / e.file});
+    return out;
+  }
+  std::vector<fs::path> entries;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const fs::path& p = entry.path();
+    if (p.filename().string().starts_with(".")) continue;  // temporaries of interrupted writes
+    if ((entry.is_regular_file() && p.extension() == ".safetensors") ||
+        (entry.is_directory() && fs::exists(p / "meta.json")))
+      entries.push_back(p);
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const auto& p : entries) {
+    const auto file = golden::TensorFile::open(p);
+    auto it = file.metadata().find("case_id");
+    if (it == file.metadata().end()) continue;  // not a golden
+    out.push_back({it->second, p});
+  }
+  require(!out.empty(), dir.string(),
+          ": no manifest.json and no goldens in it (expected <id>.safetensors files or "
+          "npy folders; shard manifests merge with `pao golden --merge-manifests DIR`)");
+  return out;
+}
+
+/// ACTUAL for a case inside a folder: <id>.safetensors, <id>/, or the golden's file name.
+std::optional<fs::path> find_actual(const fs::path& dir, const GoldenRef& ref) {
+  for (const fs::path& candidate :
+       {dir / (ref.id + ".safetensors"), dir / ref.id, dir / ref.path.filename()}) {
+    if (fs::is_regular_file(candidate) || fs::is_directory(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const DiffOptions& options,
+                    std::set<fs::path>& used) {
+  const auto actual = find_actual(actual_dir, ref);
+  if (!actual) {
+    CaseReport rep;
+    rep.case_id = ref.id;
+    rep.golden = ref.path;
+    rep.actual = actual_dir;
+    rep.error = "no outputs for this case in " + actual_dir.string() + " (looked for " + ref.id +
+                ".safetensors and " + ref.id + "/)";
+    return rep;
+  }
+  used.insert(fs::weakly_canonical(*actual));
+  try {
+    return diff_case(ref.path, *actual, options);
+  } catch (const Error& e) {
+    // A golden that cannot be read is bad input for the whole run; an unreadable ACTUAL fails its case.
+    golden::golden_case_of(golden::TensorFile::open(ref.path));  // rethrows for a bad golden
+    CaseReport rep;
+    rep.case_id = ref.id;
+    rep.golden = ref.path;
+    rep.actual = *actual;
+    rep.error = e.what();
+    return rep;
+  }
+}
+
+/// A file, or a folder of one case's tensors (a meta.json, or .npy files at its top).
+bool holds_one_case(const fs::path& p) {
+  if (!fs::is_directory(p)) return true;
+  if (fs::exists(p / "meta.json")) return true;
+  for (const auto& entry : fs::directory_iterator(p))
+    if (entry.is_regular_file() && entry.path().extension() == ".npy") return true;
+  return false;
+}
+
+}  // namespace
+
+DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const DiffOptions& options) {
+  require(fs::exists(golden), golden.string(), ": no such file or folder");
+  require(fs::exists(actual), actual.string(), ": no such file or folder");
+  DiffReport report;
+  const bool golden_is_case = fs::is_regular_file(golden) || fs::exists(golden / "meta.json");
+  if (golden_is_case) {
+    if (holds_one_case(actual)) {
+      report.cases.push_back(diff_case(golden, actual, options));
+      return report;
+    }
+    // ACTUAL is a folder of cases: look this one up by its id.
+    const auto file = golden::TensorFile::open(golden);
+    auto it = file.metadata().find("case_id");
+    require(it != file.metadata().end(), golden.string(), ": not a pao golden (no case_id in its metadata)");
+    std::set<fs::path> used;
+    report.cases.push_back(diff_one({it->second, golden}, actual, options, used));
+    return report;
+  }
+  require(fs::is_directory(actual), actual.string(), ": GOLDEN ", golden.string(),
+          " is a folder of cases, so ACTUAL must be a folder too");
+  std::set<fs::path> used;
+  std::set<std::string> ids;
+  for (const auto& ref : golden_cases(golden)) {
+    ids.insert(ref.id);
+    report.cases.push_back(diff_one(ref, actual, options, used));
+  }
+  for (const auto& entry : fs::directory_iterator(actual)) {
+    const fs::path& p = entry.path();
+    const bool candidate =
+        (entry.is_regular_file() && p.extension() == ".safetensors") || entry.is_directory();
+    if (candidate && !p.filename().string().starts_with(".") && !used.count(fs::weakly_canonical(p)))
+      report.notes.push_back("ACTUAL " + p.string() + " matches no golden case");
+  }
+  return report;
+}
+
+}  // namespace pao::diff

@@ -1,0 +1,180 @@
+// Golden manifests: reading, writing and merging shards (pao/golden/manifest.hpp).
+#include "pao/golden/manifest.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+#include "pao/core/error.hpp"
+#include "pao/io/atomic_file.hpp"
+
+namespace pao::golden {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using nlohmann::json;
+
+json entry_to_json(const ManifestEntry& e) {
+  return json{{"id", e.id},
+              {"kernel", e.kernel},
+              {"file", e.file},
+              {"format", to_string(e.format)},
+              {"sha256", e.sha256},
+              {"bytes", e.bytes},
+              {"pao_version", e.pao_version},
+              {"parameters", json::parse(e.parameters)}};
+}
+
+ManifestEntry entry_from_json(const json& j) {
+  ManifestEntry e;
+  e.id = j.at("id").get<std::string>();
+  e.kernel = j.at("kernel").get<std::string>();
+  e.file = j.at("file").get<std::string>();
+  e.format = parse_golden_format(j.at("format").get<std::string>());
+  e.sha256 = j.at("sha256").get<std::string>();
+  e.bytes = j.at("bytes").get<std::uint64_t>();
+  e.pao_version = j.at("pao_version").get<std::string>();
+  e.parameters = j.at("parameters").dump();
+  return e;
+}
+
+/// "manifest-shard-<i>-of-<N>.json" -> (i, N). (No std::regex: GCC 12 with sanitizers warns inside it.)
+std::optional<std::pair<std::int32_t, std::int32_t>> parse_shard_manifest_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "manifest-shard-", kMiddle = "-of-", kSuffix = ".json";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return std::nullopt;
+  name = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  const auto middle = name.find(kMiddle);
+  if (middle == std::string_view::npos) return std::nullopt;
+  auto number = [](std::string_view digits, std::int32_t& out) {
+    const auto res = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+    return !digits.empty() && res.ec == std::errc() && res.ptr == digits.data() + digits.size();
+  };
+  std::int32_t i = 0, n = 0;
+  if (!number(name.substr(0, middle), i) || !number(name.substr(middle + kMiddle.size()), n))
+    return std::nullopt;
+  return std::make_pair(i, n);
+}
+
+bool same_contents(const ManifestEntry& a, const ManifestEntry& b) {
+  return a.file == b.file && a.format == b.format && a.sha256 == b.sha256 && a.parameters == b.parameters;
+}
+
+}  // namespace
+
+const ManifestEntry* Manifest::find(const std::string& id) const {
+  auto it = std::lower_bound(entries.begin(), entries.end(), id,
+                             [](const ManifestEntry& e, const std::string& key) { return e.id < key; });
+  return it != entries.end() && it->id == id ? &*it : nullptr;
+}
+
+void Manifest::upsert(ManifestEntry e) {
+  auto it = std::lower_bound(entries.begin(), entries.end(), e.id,
+                             [](const ManifestEntry& x, const std::string& key) { return x.id < key; });
+  if (it != entries.end() && it->id == e.id) {
+    *it = std::move(e);
+  } else {
+    entries.insert(it, std::move(e));
+  }
+}
+
+std::string manifest_file_name(const std::optional<cases::Shard>& shard) {
+  if (!shard) return "manifest.json";
+  return "manifest-shard-" + std::to_string(shard->index) + "-of-" + std::to_string(shard->count) + ".json";
+}
+
+Manifest read_manifest(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("manifest ", path.string(), ": cannot open the file");
+  try {
+    const json j = json::parse(in);
+    if (j.value("format", "") != "pao-golden-manifest")
+      fail("manifest ", path.string(),
+           ": not a pao golden manifest (\"format\" is not \"pao-golden-manifest\")");
+    Manifest m;
+    m.suite = j.value("suite", json(nullptr)).is_string() ? j["suite"].get<std::string>() : "";
+    m.full = j.value("full", false);
+    if (j.contains("shard"))
+      m.shard = cases::Shard{j["shard"].at("index").get<std::int32_t>(),
+                             j["shard"].at("count").get<std::int32_t>()};
+    for (const auto& e : j.at("cases")) m.upsert(entry_from_json(e));
+    return m;
+  } catch (const json::exception& e) {
+    fail("manifest ", path.string(), ": malformed: ", e.what());
+  }
+}
+
+void write_manifest(const fs::path& path, const Manifest& m) {
+  json j;
+  j["format"] = "pao-golden-manifest";
+  j["format_version"] = 1;
+  j["pao_version"] = PAO_VERSION;
+  j["suite"] = m.suite.empty() ? json(nullptr) : json(m.suite);
+  j["full"] = m.full;
+  if (m.shard) j["shard"] = {{"index", m.shard->index}, {"count", m.shard->count}};
+  j["cases"] = json::array();
+  for (const auto& e : m.entries) j["cases"].push_back(entry_to_json(e));
+  const std::string text = j.dump(1) + "\n";
+  write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+Manifest merge_shard_manifests(const fs::path& dir) {
+  std::map<std::int32_t, fs::path> shards;
+  std::int32_t count = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto parsed = parse_shard_manifest_name(entry.path().filename().string());
+    if (!parsed) continue;
+    const auto [i, n] = *parsed;
+    require(count == 0 || count == n, "merge: ", dir.string(),
+            " holds shard manifests of different shard counts (", count, " and ", n, ")");
+    count = n;
+    shards[i] = entry.path();
+  }
+  require(ec.value() == 0, "merge: cannot read the folder ", dir.string(), ": ", ec.message());
+  require(count > 0, "merge: no manifest-shard-*-of-*.json in ", dir.string());
+  std::string missing;
+  for (std::int32_t i = 0; i < count; ++i)
+    if (!shards.count(i)) {
+      if (!missing.empty()) missing += ", ";
+      missing += std::to_string(i);
+    }
+  require(missing.empty(), "merge: shards ", missing, " of ", count, " have no manifest in ", dir.string(),
+          " (still running, or failed?)");
+
+  Manifest merged;
+  if (fs::exists(dir / "manifest.json")) merged = read_manifest(dir / "manifest.json");
+  merged.shard.reset();
+  std::map<std::string, std::int32_t> owner;
+  bool first = true;
+  for (const auto& [i, path] : shards) {
+    const Manifest part = read_manifest(path);
+    if (first) {
+      merged.suite = part.suite;
+      merged.full = part.full;
+      first = false;
+    }
+    require(part.suite == merged.suite && part.full == merged.full, "merge: ", path.string(),
+            " is from suite '", part.suite, "'", part.full ? " (full)" : "", " but shard ",
+            shards.begin()->first, " is from '", merged.suite, "'", merged.full ? " (full)" : "");
+    for (const auto& e : part.entries) {
+      auto [it, inserted] = owner.emplace(e.id, i);
+      if (!inserted) {
+        const ManifestEntry* prev = merged.find(e.id);
+        require(prev && same_contents(*prev, e), "merge: case ", e.id, " is in shards ", it->second, " and ",
+                i, " with different contents");
+      }
+      merged.upsert(e);
+    }
+  }
+  write_manifest(dir / "manifest.json", merged);
+  return merged;
+}
+
+}  // namespace pao::golden

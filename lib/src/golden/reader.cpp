@@ -1,0 +1,111 @@
+// Tensor-by-tensor reading of safetensors files and npy folders (pao/golden/reader.hpp).
+#include "pao/golden/reader.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "pao/core/error.hpp"
+#include "pao/io/byte_source.hpp"
+#include "pao/io/npy.hpp"
+
+namespace pao::golden {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using nlohmann::json;
+
+void read_meta_json(const fs::path& dir, SafetensorsMetadata& metadata,
+                    std::map<std::string, std::pair<fs::path, std::optional<DType>>>& files) {
+  const fs::path meta_path = dir / "meta.json";
+  std::ifstream in(meta_path, std::ios::binary);
+  if (!in) fail(meta_path.string(), ": cannot open the file");
+  try {
+    const json meta = json::parse(in);
+    if (meta.contains("metadata"))
+      for (const auto& [k, v] : meta.at("metadata").items()) metadata[k] = v.get<std::string>();
+    if (meta.contains("case") && !metadata.count("case")) metadata["case"] = meta["case"].dump();
+    if (meta.contains("tensors")) {
+      for (const auto& t : meta.at("tensors")) {
+        const std::string name = t.at("name").get<std::string>();
+        const std::string file = t.at("file").get<std::string>();
+        if (file.find('/') != std::string::npos || file.find("..") != std::string::npos)
+          fail(meta_path.string(), ": tensor '", name, "' names the file '", file, "' outside the folder");
+        files[name] = {dir / file,
+                       parse_dtype(t.at("dtype").get<std::string>(), "meta.json dtype of " + name)};
+      }
+    }
+  } catch (const json::exception& e) {
+    fail(meta_path.string(), ": malformed: ", e.what());
+  }
+}
+
+}  // namespace
+
+TensorFile TensorFile::open(const fs::path& path) {
+  TensorFile f;
+  f.path_ = path;
+  if (fs::is_directory(path)) {
+    f.npy_ = true;
+    if (fs::exists(path / "meta.json")) read_meta_json(path, f.metadata_, f.npy_files_);
+    // Plain folders (a vendor's outputs): every <name>.npy that meta.json does not list.
+    for (const auto& entry : fs::directory_iterator(path)) {
+      const std::string file = entry.path().filename().string();
+      if (!entry.is_regular_file() || entry.path().extension() != ".npy") continue;
+      const std::string name = file.substr(0, file.size() - 4);
+      if (!f.npy_files_.count(name)) f.npy_files_[name] = {entry.path(), std::nullopt};
+    }
+    return f;
+  }
+  if (!fs::is_regular_file(path)) fail(path.string(), ": no such file or folder");
+  auto source = std::make_shared<FileSource>(path);
+  f.header_ = read_safetensors_header(*source);
+  f.metadata_ = f.header_.metadata;
+  f.source_ = std::move(source);
+  return f;
+}
+
+std::vector<std::string> TensorFile::names() const {
+  std::vector<std::string> out;
+  if (npy_) {
+    for (const auto& [name, unused] : npy_files_) out.push_back(name);
+  } else {
+    for (const auto& e : header_.entries) out.push_back(e.name);
+  }
+  return out;
+}
+
+bool TensorFile::has(const std::string& name) const {
+  return npy_ ? npy_files_.count(name) > 0 : header_.find(name) != nullptr;
+}
+
+Tensor TensorFile::read(const std::string& name, std::optional<DType> expected) const {
+  if (!npy_) {
+    const SafetensorsEntry* e = header_.find(name);
+    if (!e) fail(path_.string(), ": no tensor '", name, "'");
+    return read_safetensors_tensor(*source_, *e);
+  }
+  auto it = npy_files_.find(name);
+  if (it == npy_files_.end()) fail(path_.string(), ": no tensor '", name, "' (no ", name, ".npy)");
+  const auto& [file, declared] = it->second;
+  if (declared) return read_npy(file, *declared);
+  if (expected && (*expected == DType::bf16 || is_fp8(*expected))) {
+    try {
+      return read_npy(file, *expected);  // raw bits of a dtype numpy does not have
+    } catch (const Error&) {
+      // Not raw bits (e.g. a bf16 output saved as float32): read it as what it says it is.
+    }
+  }
+  return read_npy(file);
+}
+
+cases::Case golden_case_of(const TensorFile& file) {
+  auto it = file.metadata().find("case");
+  if (it == file.metadata().end())
+    fail(file.path().string(),
+         ": not a pao golden (its metadata has no \"case\"; was it written by pao golden?)");
+  return cases::parse_case(it->second, file.path().string() + " (metadata \"case\")");
+}
+
+}  // namespace pao::golden

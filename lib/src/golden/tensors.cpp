@@ -1,0 +1,205 @@
+// A case's golden tensors and metadata (pao/golden/tensors.hpp).
+#include "pao/golden/tensors.hpp"
+
+#include <charconv>
+#include <numeric>
+
+#include "pao/cases/case_tensors.hpp"
+#include "pao/core/error.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "pao/kernels/prefix_attention.hpp"
+
+namespace pao::golden {
+
+using cases::Case;
+using cases::CaseKernel;
+
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) {
+    if (!s.empty()) s += ',';
+    s += n;
+  }
+  return s;
+}
+
+std::string join(const std::vector<std::int32_t>& v) {
+  std::string s;
+  for (auto x : v) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+std::string fp8_format(DType t) {
+  if (t == DType::fp8_e4m3) return "e4m3fn";
+  if (t == DType::fp8_e5m2) return "e5m2";
+  return "none";
+}
+
+/// insert_or_assign of a std::string: GCC 12 -O3 warns (-Wrestrict, a false positive) on
+/// std::string::operator=(const char*).
+void put(SafetensorsMetadata& m, const char* key, std::string value) {
+  m.insert_or_assign(key, std::move(value));
+}
+
+SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
+  SafetensorsMetadata m;
+  put(m, "format", "pao-golden");
+  put(m, "format_version", kGoldenFormatVersion);
+  put(m, "pao_version", PAO_VERSION);
+  put(m, "case", case_to_json(c));
+  put(m, "case_id", c.id);
+  put(m, "kernel", to_string(c.kernel));
+  put(m, "num_seqs", std::to_string(c.num_seqs));
+  put(m, "num_heads", std::to_string(c.num_heads));
+  put(m, "num_kv_heads", std::to_string(c.num_kv_heads));
+  put(m, "head_size", std::to_string(c.head_size));
+  put(m, "block_size", std::to_string(c.block_size));
+  put(m, "num_blocks", std::to_string(g.find("key_cache")->size(0)));
+  put(m, "dtype", std::string(dtype_name(c.dtype)));
+  put(m, "kv_cache_dtype", std::string(cases::kv_cache_dtype_name(c.kv_cache_dtype)));
+  put(m, "cache_storage_dtype", std::string(dtype_name(c.cache_storage_dtype())));
+  put(m, "fp8_format", fp8_format(c.cache_storage_dtype()));
+  put(m, "kv_layout", c.kv_layout == KVLayout::vllm ? "vllm" : "nhd");
+  put(m, "x", std::to_string(vllm_key_x(c.cache_storage_dtype())));
+  put(m, "k_scale", format_f32(static_cast<float>(c.k_scale)));
+  put(m, "v_scale", format_f32(static_cast<float>(c.v_scale)));
+  put(m, "scale", format_f32(effective_scale(c)));
+  put(m, "alibi", c.alibi ? "true" : "false");
+  put(m, "soft_cap", format_f32(static_cast<float>(c.soft_cap)));
+  put(m, "sliding_window", std::to_string(c.sliding_window));
+  put(m, "seq_lens", join(c.seq_lens));
+  put(m, "max_seq_len", std::to_string(c.max_seq_len));
+  put(m, "distribution", to_string(c.distribution));
+  put(m, "seed", std::to_string(c.seed));
+  // The input list is exact: alibi_slopes is in the file only with ALiBi on.
+  std::vector<std::string> inputs;
+  for (const auto& n : golden_input_names(c.kernel))
+    if (n != "alibi_slopes" || c.alibi) inputs.push_back(n);
+  put(m, "inputs", join(inputs));
+  put(m, "outputs", join(golden_output_names(c.kernel)));
+  if (c.kernel == CaseKernel::decode) {
+    put(m, "partition_size", std::to_string(c.partition_size));
+    put(m, "max_num_partitions", std::to_string(max_num_partitions(c)));
+    put(m, "warp_size", std::to_string(c.warp_size));
+    put(m, "threads_per_cta", std::to_string(c.threads_per_cta));
+  } else {
+    put(m, "query_lens", join(c.query_lens));
+    put(m, "block_m", std::to_string(c.block_m));
+    put(m, "block_n", std::to_string(c.block_n));
+    put(m, "context_tile", std::to_string(c.context_tile));
+  }
+  return m;
+}
+
+void make_decode(const Case& c, GoldenTensors& g) {
+  cases::DecodeCase dc = cases::make_decode_case(c);
+  const KernelConfig config = kernel_config(c);
+  DecodeOutputs exact = paged_attention_v1(dc.args(), Precision::exact, config);
+  DecodeOutputs v1 = paged_attention_v1(dc.args(), Precision::kernel, config);
+  DecodeOutputs v2 = paged_attention_v2(dc.args(), Precision::kernel, config);
+  auto& t = g.tensors;
+  t.emplace_back("query", std::move(dc.query));
+  t.emplace_back("key_cache", std::move(dc.key_cache));
+  t.emplace_back("value_cache", std::move(dc.value_cache));
+  t.emplace_back("block_tables", std::move(dc.block_tables));
+  t.emplace_back("seq_lens", std::move(dc.seq_lens));
+  if (c.alibi) t.emplace_back("alibi_slopes", std::move(dc.alibi_slopes));
+  t.emplace_back("out", std::move(exact.out));
+  t.emplace_back("out_exact", std::move(exact.out_f64));
+  t.emplace_back("v1.out", std::move(v1.out));
+  t.emplace_back("v2.out", std::move(v2.out));
+  t.emplace_back("v2.tmp_out", std::move(v2.tmp_out));
+  t.emplace_back("v2.max_logits", std::move(v2.max_logits));
+  t.emplace_back("v2.exp_sums", std::move(v2.exp_sums));
+}
+
+void make_prefix(const Case& c, GoldenTensors& g) {
+  cases::PrefixCase pc = cases::make_prefix_case(c);
+  const KernelConfig config = kernel_config(c);
+  PrefixOutputs exact = prefix_attention(pc.args(), Precision::exact, config);
+  PrefixOutputs kernel = prefix_attention(pc.args(), Precision::kernel, config);
+  auto& t = g.tensors;
+  t.emplace_back("query", std::move(pc.query));
+  t.emplace_back("key", std::move(pc.key));
+  t.emplace_back("value", std::move(pc.value));
+  t.emplace_back("key_cache", std::move(pc.key_cache));
+  t.emplace_back("value_cache", std::move(pc.value_cache));
+  t.emplace_back("block_tables", std::move(pc.block_tables));
+  t.emplace_back("seq_lens", std::move(pc.seq_lens));
+  t.emplace_back("query_start_loc", std::move(pc.query_start_loc));
+  if (c.alibi) t.emplace_back("alibi_slopes", std::move(pc.alibi_slopes));
+  t.emplace_back("out", std::move(exact.out));
+  t.emplace_back("out_exact", std::move(exact.out_f64));
+  t.emplace_back("prefix.out", std::move(kernel.out));
+}
+
+}  // namespace
+
+std::string format_f32(float v) {
+  char buf[32];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+NamedTensorViews GoldenTensors::views() const {
+  NamedTensorViews out;
+  for (const auto& [name, t] : tensors) out.emplace_back(name, t.view());
+  return out;
+}
+
+const Tensor* GoldenTensors::find(std::string_view name) const {
+  for (const auto& [n, t] : tensors)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+const std::vector<std::string>& golden_input_names(CaseKernel kernel) {
+  static const std::vector<std::string> decode = {"query",        "key_cache", "value_cache",
+                                                  "block_tables", "seq_lens",  "alibi_slopes"};
+  static const std::vector<std::string> prefix = {
+      "query",        "key",      "value",           "key_cache",   "value_cache",
+      "block_tables", "seq_lens", "query_start_loc", "alibi_slopes"};
+  return kernel == CaseKernel::decode ? decode : prefix;
+}
+
+const std::vector<std::string>& golden_output_names(CaseKernel kernel) {
+  static const std::vector<std::string> decode = {"out",        "out_exact",     "v1.out",     "v2.out",
+                                                  "v2.tmp_out", "v2.max_logits", "v2.exp_sums"};
+  static const std::vector<std::string> prefix = {"out", "out_exact", "prefix.out"};
+  return kernel == CaseKernel::decode ? decode : prefix;
+}
+
+double estimated_cost(const Case& c) {
+  const double width = static_cast<double>(c.num_heads) * c.head_size;
+  const double kv_width = static_cast<double>(c.num_kv_heads) * c.head_size;
+  double work = 0, tokens = 0;
+  for (std::size_t s = 0; s < c.seq_lens.size(); ++s) {
+    tokens += c.seq_lens[s];
+    if (c.kernel == CaseKernel::decode) {
+      work += 3.0 * c.seq_lens[s] * width;  // exact V1, kernel V1, kernel V2
+    } else {
+      const double q = c.query_lens[s];
+      work += 2.0 * q * (c.seq_lens[s] - q / 2) * width;  // exact and kernel, causal
+    }
+  }
+  return work + 2.0 * tokens * kv_width;  // the caches, generated and written
+}
+
+GoldenTensors make_golden(const Case& c) {
+  GoldenTensors g;
+  g.golden_case = c;
+  if (c.kernel == CaseKernel::decode) {
+    make_decode(c, g);
+  } else {
+    make_prefix(c, g);
+  }
+  g.metadata = make_metadata(c, g);
+  return g;
+}
+
+}  // namespace pao::golden

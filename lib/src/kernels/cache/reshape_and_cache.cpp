@@ -1,0 +1,89 @@
+// reshape_and_cache: new tokens' K/V into the paged caches, through the same layouts the kernels read.
+#include "pao/kernels/reshape_and_cache.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/paged_kv.hpp"
+#include "pao/core/error.hpp"
+#include "pao/numerics/element.hpp"
+#include "pao/numerics/formats.hpp"
+
+namespace pao {
+
+namespace {
+
+/// Writes one [num_kv_heads, head_size] row of `src` (token `token`) into slot (block, offset).
+void write_row(const TensorView& src, std::int64_t token, std::byte* cache, const PagedCacheLayout& layout,
+               DType cache_dtype, const std::vector<float>& scales, std::int64_t block, std::int32_t offset) {
+  const std::int64_t num_kv_heads = src.shape[1], head_size = src.shape[2];
+  const std::size_t src_size = dtype_size(src.dtype), dst_size = dtype_size(cache_dtype);
+  for (std::int64_t h = 0; h < num_kv_heads; ++h) {
+    const float scale = scales[static_cast<std::size_t>(h)];
+    for (std::int64_t d = 0; d < head_size; ++d) {
+      const std::byte* s = src.bytes() + src.offset({token, h, d}) * static_cast<std::int64_t>(src_size);
+      std::byte* dst = cache + layout.offset(block, h, offset, d) * static_cast<std::int64_t>(dst_size);
+      if (!is_fp8(cache_dtype)) {
+        std::memcpy(dst, s, src_size);  // same dtype: the bits, NaN payloads included
+        continue;
+      }
+      const float x = static_cast<float>(decode_element(src.dtype, s));  // exact: an activation dtype
+      const float q = x / scale;                                         // one fp32 division
+      const std::uint8_t code =
+          cache_dtype == DType::fp8_e4m3 ? encode_fp8_e4m3_from_f32(q) : encode_fp8_e5m2_from_f32(q);
+      std::memcpy(dst, &code, 1);
+    }
+  }
+}
+
+}  // namespace
+
+void reshape_and_cache(const TensorView& key, const TensorView& value, Tensor& key_cache, Tensor& value_cache,
+                       const TensorView& slot_mapping, KVLayout kv_layout, const AttentionOptions& scales) {
+  require(is_activation(key.dtype), "key: dtype ", dtype_name(key.dtype), ", expected f32, f16 or bf16");
+  detail::check_tensor(key, "key", {-1, -1, -1}, "[num_tokens, num_kv_heads, head_size]");
+  require(value.dtype == key.dtype, "value: dtype ", dtype_name(value.dtype), " differs from key's ",
+          dtype_name(key.dtype));
+  detail::check_tensor(value, "value", {key.shape[0], key.shape[1], key.shape[2]},
+                       "[num_tokens, num_kv_heads, head_size] like key");
+  const DType cd = key_cache.dtype();
+  require(cd == key.dtype || is_fp8(cd), "key_cache: dtype ", dtype_name(cd), " must equal key's (",
+          dtype_name(key.dtype), ") or be fp8_e4m3 / fp8_e5m2");
+  const auto num_kv_heads = static_cast<std::int32_t>(key.shape[1]);
+  const auto head_size = static_cast<std::int32_t>(key.shape[2]);
+  // The caches' shapes, layouts and scales, validated as the kernels validate them (no block table).
+  const TensorView no_tables(nullptr, DType::i32, {0, 0});
+  const detail::PagedKV kv = detail::make_paged_kv(key_cache.view(), value_cache.view(), kv_layout, no_tables,
+                                                   0, num_kv_heads, head_size, key.dtype, scales);
+
+  require(slot_mapping.dtype == DType::i64 || slot_mapping.dtype == DType::i32, "slot_mapping: dtype ",
+          dtype_name(slot_mapping.dtype), ", expected i64 (vLLM) or i32");
+  detail::check_tensor(slot_mapping, "slot_mapping", {-1}, "[num_tokens]");
+  const std::int64_t n = slot_mapping.shape[0];
+  require(n <= key.shape[0], "slot_mapping: ", n, " entries but key has only ", key.shape[0], " tokens");
+  const std::int64_t num_slots = static_cast<std::int64_t>(kv.num_blocks) * kv.block_size;
+  std::vector<std::pair<std::int64_t, std::int64_t>> slots;  // (slot, token)
+  slots.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto s = static_cast<std::int64_t>(slot_mapping.at({i}));
+    if (s == -1) continue;
+    require(s >= 0 && s < num_slots, "slot_mapping[", i, "] = ", s, ": slot out of range [0, ", num_slots,
+            ") = num_blocks ", kv.num_blocks, " x block_size ", kv.block_size, " (-1 marks padding)");
+    slots.emplace_back(s, i);
+  }
+  std::sort(slots.begin(), slots.end());
+  for (std::size_t i = 1; i < slots.size(); ++i)
+    require(slots[i].first != slots[i - 1].first, "slot_mapping[", slots[i].second, "] = ", slots[i].first,
+            ": slot already written by slot_mapping[", slots[i - 1].second, "] (each slot at most once)");
+
+  for (const auto& [slot, token] : slots) {
+    const std::int64_t block = slot / kv.block_size;
+    const auto offset = static_cast<std::int32_t>(slot % kv.block_size);
+    write_row(key, token, key_cache.bytes(), kv.key_layout, cd, kv.k_scales, block, offset);
+    write_row(value, token, value_cache.bytes(), kv.value_layout, cd, kv.v_scales, block, offset);
+  }
+}
+
+}  // namespace pao

@@ -1,0 +1,51 @@
+// Validation of decode inputs.
+#include "kernels/decode/decode_problem.hpp"
+
+#include <algorithm>
+
+#include "pao/core/error.hpp"
+
+namespace pao::detail {
+
+DecodeShape DecodeProblem::shape(std::int32_t partition_size, const KernelConfig& config) const {
+  DecodeShape s;
+  s.num_seqs = num_seqs;
+  s.num_heads = num_heads;
+  s.num_kv_heads = kv.num_kv_heads;
+  s.head_size = head_size;
+  s.block_size = kv.block_size;
+  s.max_seq_len = max_seq_len;
+  s.partition_size = partition_size;
+  s.threads_per_cta = config.threads_per_cta;
+  s.warp_size = config.warp_size;
+  return s;
+}
+
+DecodeProblem make_decode_problem(const DecodeArgs& args) {
+  DecodeProblem p;
+  const TensorView& q = args.query;
+  const QueryShape qs = check_query(q, "[num_seqs, num_heads, head_size]");
+  p.num_seqs = qs.rows;
+  p.num_heads = qs.num_heads;
+  p.head_size = qs.head_size;
+  p.dtype = q.dtype;
+  p.query = q;
+  p.kv = make_paged_kv(args.key_cache, args.value_cache, args.kv_layout, args.block_tables, p.num_seqs, -1,
+                       p.head_size, q.dtype, args.options);
+  require(p.num_heads % p.kv.num_kv_heads == 0, "query: num_heads = ", p.num_heads,
+          " is not a multiple of num_kv_heads = ", p.kv.num_kv_heads, " (key_cache dim 1)");
+  p.seq_lens = read_i32_vector(args.seq_lens, "seq_lens", p.num_seqs);
+  std::int32_t longest = 0;
+  for (std::int32_t s = 0; s < p.num_seqs; ++s) {
+    const std::int32_t len = p.seq_lens[static_cast<std::size_t>(s)];
+    require(len >= 0, "seq_lens[", s, "] = ", len, ": negative length");
+    p.kv.check_sequence(s, len);
+    longest = std::max(longest, len);
+  }
+  require(args.max_seq_len >= 0, "max_seq_len = ", args.max_seq_len, ": must be >= 0 (0 = longest seq_len)");
+  p.max_seq_len = args.max_seq_len > 0 ? args.max_seq_len : longest;
+  p.scalars = make_scalars(args.options, p.num_heads, p.head_size);
+  return p;
+}
+
+}  // namespace pao::detail

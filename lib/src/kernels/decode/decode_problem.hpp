@@ -1,0 +1,30 @@
+// A validated decode problem: the checked query, the paged KV cache (paged_kv.hpp), the
+// sequence lengths and the attention scalars. Built once per call; every decode kernel reads it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/paged_kv.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "pao/plan/decode_plan.hpp"
+
+namespace pao::detail {
+
+struct DecodeProblem {
+  std::int32_t num_seqs = 0, num_heads = 0, head_size = 0, max_seq_len = 0;
+  DType dtype = DType::f32;  // query / out
+  TensorView query;
+  PagedKV kv;
+  std::vector<std::int32_t> seq_lens;
+  AttentionScalars scalars;
+
+  std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
+  DecodeShape shape(std::int32_t partition_size, const KernelConfig& config) const;
+};
+
+/// Checks every tensor of `args` and builds the problem. Throws pao::Error naming the tensor,
+/// the index and the rule.
+DecodeProblem make_decode_problem(const DecodeArgs& args);
+
+}  // namespace pao::detail

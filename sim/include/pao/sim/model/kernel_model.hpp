@@ -1,0 +1,40 @@
+// Kernel models: turn a workload and a kernel choice into the launches the engine times — per-CTA
+// resources, DRAM bytes, FLOPs and dependent iterations. CTAs come from the lib's plans
+// (pao::plan_decode, pao::plan_prefix); nothing here re-derives partitioning.
+#pragma once
+
+#include <vector>
+
+#include "pao/plan/decode_plan.hpp"
+#include "pao/sim/model/device.hpp"
+#include "pao/sim/model/launch.hpp"
+#include "pao/sim/model/workload.hpp"
+
+namespace pao::sim {
+
+/// Defaults for what the model cannot read from source: registers per thread of each kernel
+/// (not public for the BI-V100 build; `KernelConfig::registers_per_thread` overrides).
+inline constexpr std::int32_t kDecodeRegisters = 64;
+inline constexpr std::int32_t kReduceRegisters = 32;
+inline constexpr std::int32_t kPrefixRegisters = 128;
+inline constexpr std::int32_t kFallbackRegisters = 32;
+
+/// All launches of one kernel choice, in stream order.
+std::vector<Launch> build_launches(const Device& device, const Workload& workload,
+                                   const KernelConfig& kernel);
+
+/// The lib's decode plan for this workload (V1 or V2).
+DecodePlan decode_plan(const Device& device, const Workload& workload, const KernelConfig& kernel);
+
+/// Decode launches from a plan: V1 is one launch; V2 is the partition kernel and the reduce.
+std::vector<Launch> decode_launches(const Workload& workload, const KernelConfig& kernel,
+                                    const DecodePlan& plan);
+
+/// DRAM bytes of one decode attention CTA (0 for an empty V2 partition).
+/// K/V: whole blocks of [block_begin, block_end) as vLLM loads them, divided by the GQA group size
+/// (the heads of a group are adjacent in grid order and share K/V through L2).
+double decode_cta_dram_bytes(const Workload& workload, const DecodePlan& plan, const AttentionCta& cta);
+/// DRAM bytes of one reduce CTA.
+double reduce_cta_dram_bytes(const Workload& workload, const DecodePlan& plan, const ReduceCta& cta);
+
+}  // namespace pao::sim

@@ -1,0 +1,44 @@
+// What the engine times: kernel launches, each a grid of CTAs with their work. Built from the lib's
+// plan by kernel_model.hpp; independent of any device number except where a kernel's shape depends
+// on the warp size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pao/sim/model/occupancy.hpp"
+
+namespace pao::sim {
+
+/// The work of one CTA.
+struct CtaWork {
+  double dram_bytes = 0;        // bytes this CTA moves between DRAM and the SM (after L2 reuse)
+  double flops = 0;             // floating-point operations
+  std::int32_t iterations = 0;  // dependent iterations: time >= iterations * iteration_latency
+  std::int32_t seq = -1;        // for traces; -1 where it does not apply
+  std::int32_t head = -1;
+  std::int32_t partition = -1;  // V2 partition, prefix query tile, fallback K tile
+};
+
+/// Which arithmetic units a kernel's FLOPs run on.
+enum class ComputeUnit : std::uint8_t { fp32_cores, matrix_fp16 };
+
+/// One kernel launch: CTAs in grid order (the order the block scheduler hands them out).
+struct Launch {
+  std::string name;
+  CtaResources resources;
+  std::vector<CtaWork> ctas;
+  /// Bytes through L2 per DRAM byte (>= 1): GQA heads re-read their group's K/V from L2, so the
+  /// L2 bandwidth and the per-SM cap see more bytes than DRAM does.
+  double logical_per_dram_byte = 1.0;
+  ComputeUnit compute = ComputeUnit::fp32_cores;
+  /// Host time between issuing the previous launch and this one (0 for back-to-back launches
+  /// from one C++ op; the framework's per-op cost for the host-loop fallback).
+  double host_issue_delay_us = 0;
+
+  double total_dram_bytes() const;
+  double total_flops() const;
+};
+
+}  // namespace pao::sim

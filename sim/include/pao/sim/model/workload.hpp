@@ -1,0 +1,72 @@
+// A workload to time: what the simulator needs of a case (pao/cases/case.hpp) — the shapes and
+// sequence lengths of one batch — and which kernel (with which tuning parameters) runs it. The
+// same struct feeds `pao sim run`, sweeps, advice and calibration; a case (a case JSON, a golden)
+// becomes one with workload_of, its tuning parameters with kernel_defaults_of.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pao/cases/case.hpp"
+#include "pao/core/dtype.hpp"
+
+namespace pao::sim {
+
+enum class KernelKind : std::uint8_t {
+  v1,        // vLLM paged_attention_v1: one CTA per (seq, head)
+  v2,        // vLLM paged_attention_v2: one CTA per (seq, head, partition), then the reduce
+  prefix,    // K-tiled prefix (chunked-prefill) attention, vLLM's context_attention_fwd
+  fallback,  // framework fallback: a host loop over K tiles, a chain of small kernels per tile
+};
+
+struct Workload {
+  std::int32_t num_seqs = 1;
+  std::int32_t num_heads = 32;
+  std::int32_t num_kv_heads = 32;
+  std::int32_t head_size = 128;
+  std::int32_t block_size = 16;
+  std::vector<std::int32_t> seq_lens;    // [num_seqs]: context + new tokens of each sequence
+  std::vector<std::int32_t> query_lens;  // [num_seqs]: new tokens (prefix, fallback); empty = 1 each
+  std::int32_t max_seq_len = 0;          // bounds V2's partitions and V1's shared memory; 0 = max
+  DType dtype = DType::f16;              // query, key, value, out
+  DType kv_cache_dtype = DType::f16;     // the paged cache: as dtype, or an fp8 flavour
+
+  std::int32_t effective_max_seq_len() const;
+  std::int32_t query_len(std::size_t seq) const { return query_lens.empty() ? 1 : query_lens[seq]; }
+  /// "seqs=8 heads=32/8 hs=128 bs=16 len=4096 f16/fp8_e4m3" (lengths summarised when ragged).
+  std::string to_string() const;
+};
+
+struct KernelConfig {
+  KernelKind kind = KernelKind::v1;
+  std::int32_t partition_size = 512;      // V2
+  std::int32_t threads_per_cta = 128;     // V1/V2/reduce: vLLM's NUM_THREADS
+  std::int32_t registers_per_thread = 0;  // 0: the model's default for the kernel (an assumption)
+  std::int32_t block_m = 128;             // prefix: query rows per CTA
+  std::int32_t block_n = 64;              // prefix: keys per new-token tile
+  std::int32_t context_tile = 32;         // prefix: keys per context tile (vLLM's TRITON_BLOCK_SIZE)
+  std::int32_t prefix_warps = 4;          // prefix: warps per CTA
+  std::int32_t fallback_tile = 512;       // fallback: tokens per host-loop K tile
+
+  /// "v1", "v2-512", "prefix-128x128", "fallback-512".
+  std::string label() const;
+};
+
+/// Checks shapes and lengths; throws pao::Error naming the field and the rule.
+void validate_workload(const Workload& w);
+
+/// Parses "v1", "v2", "v2:1024", "prefix", "prefix:64x32", "fallback", "fallback:256"; fields a
+/// spec does not set come from `defaults`.
+KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaults);
+std::string to_string(KernelKind kind);
+
+/// Parses "4096" or "100,2000,4096" (`what` names the flag in errors).
+std::vector<std::int32_t> parse_int_list(std::string_view text, std::string_view what);
+/// The workload of a case: its shapes, lengths (prefix: query_lens too), dtype and cache dtype.
+Workload workload_of(const cases::Case& c);
+/// `base` with the case's tuning parameters: partition size, threads per CTA, prefix tiles.
+KernelConfig kernel_defaults_of(const cases::Case& c, KernelConfig base);
+
+}  // namespace pao::sim

@@ -1,0 +1,83 @@
+// Calibration: fit a descriptor's free parameters to measured kernel times by least squares, and
+// report the error on held-out measurements.
+//
+// Measurement CSV (what the CUDA benchmark writes; '#' lines are comments; columns in any order):
+//   required  kernel          v1 | v2 | v2:PARTITION | prefix | fallback
+//             num_seqs, num_heads, head_size, seq_len, time_us
+//   optional  num_kv_heads (= num_heads), block_size (16), query_len (1), partition_size (512),
+//             max_seq_len (= seq_len), dtype (f16), kv_cache_dtype (auto),
+//             timing: "gpu" (default: first kernel start to last kernel end, CUDA events around
+//             back-to-back launches) or "host" (includes the launch latency),
+//             device, stddev_us, repeats, achieved_gbps, note (informational)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pao/sim/model/device.hpp"
+#include "pao/sim/model/workload.hpp"
+
+namespace pao::sim {
+
+struct Measurement {
+  Workload workload;
+  KernelConfig kernel;
+  double time_us = 0;
+  bool host_timing = false;
+  std::size_t line = 0;  // in the CSV, for messages
+  /// Rows measuring the same workload with different kernels share a group (for decisions and
+  /// for the held-out split, which keeps groups whole).
+  std::size_t group = 0;
+};
+
+/// Parses the CSV; throws pao::Error naming the line and column on bad input.
+std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
+std::vector<Measurement> load_measurements(const std::string& path);
+
+/// The simulated time comparable to a measurement (host or GPU timing).
+double predict_time(const Device& device, const Measurement& m);
+
+struct ErrorReport {
+  std::size_t rows = 0;
+  double mape = 0;               // mean |pred - meas| / meas
+  double max_error = 0;          // max |pred - meas| / meas
+  double spearman = 0;           // rank correlation of predicted and measured times
+  std::size_t decisions = 0;     // groups with >= 2 kernels
+  double decision_accuracy = 0;  // groups where the predicted fastest kernel is the measured one
+};
+
+ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows);
+
+/// Spearman's rank correlation (ties get their mean rank).
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+struct CalibrationOptions {
+  std::vector<std::string> parameters = {"dram_achievable_gbps", "iteration_latency_us",
+                                         "cta_dispatch_overhead_us", "inter_kernel_gap_us"};
+  double holdout_fraction = 0.25;  // of the groups; every k-th group, deterministic
+  int max_iterations = 30;
+  int threads = 0;
+};
+
+struct CalibrationResult {
+  Device calibrated;
+  std::vector<std::string> parameters;
+  std::vector<double> before, after;  // parameter values
+  std::size_t train_rows = 0, test_rows = 0;
+  ErrorReport train_before, train_after, test_before, test_after;
+  int iterations = 0;
+};
+
+/// Fits `options.parameters` (log-space Levenberg-Marquardt on log(pred / meas)); adds
+/// launch_latency_us when some rows use host timing. Fitted fields become `measured` with the file
+/// and the held-out error as their source.
+CalibrationResult calibrate(const Device& device, const std::vector<Measurement>& rows,
+                            const CalibrationOptions& options, const std::string& origin);
+
+/// Synthetic measurements from a device (for testing the pipeline, never as data): decode V1 and
+/// V2-512/1024 over a grid of batch sizes and lengths, times multiplied by exp(noise * N(0,1))
+/// from a fixed seed.
+std::string synthesize_measurements_csv(const Device& truth, double noise, std::uint64_t seed);
+
+}  // namespace pao::sim

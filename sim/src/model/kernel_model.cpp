@@ -1,0 +1,142 @@
+// Decode kernel models (vLLM paged_attention_v1/v2 and the V2 reduce) over the lib's plan, and the
+// dispatch to the prefix and fallback models.
+#include "pao/sim/model/kernel_model.hpp"
+
+#include <algorithm>
+
+#include "pao/core/error.hpp"
+#include "pao/sim/model/fallback_model.hpp"
+#include "pao/sim/model/prefix_workload.hpp"
+
+namespace pao::sim {
+namespace {
+
+double act_bytes(const Workload& w) { return static_cast<double>(dtype_size(w.dtype)); }
+double kv_bytes(const Workload& w) { return static_cast<double>(dtype_size(w.kv_cache_dtype)); }
+
+std::int32_t num_warps(const DecodePlan& plan) { return plan.shape.threads_per_cta / plan.shape.warp_size; }
+
+/// Bytes through L2 per DRAM byte of a launch: the logical reads (every head reads its group's
+/// K/V) over what reaches DRAM (once per group).
+double logical_ratio(const Workload& w, double dram_total, double kv_dram_total) {
+  if (dram_total <= 0) return 1.0;
+  const double group = static_cast<double>(w.num_heads / w.num_kv_heads);
+  return (dram_total + kv_dram_total * (group - 1.0)) / dram_total;
+}
+
+double kv_dram_bytes(const Workload& w, const DecodePlan& plan, const AttentionCta& cta) {
+  const double blocks = cta.blocks(w.block_size).size();
+  const double kv = 2.0 * blocks * w.block_size * w.head_size * kv_bytes(w);
+  return kv / plan.num_queries_per_kv();
+}
+
+}  // namespace
+
+double decode_cta_dram_bytes(const Workload& w, const DecodePlan& plan, const AttentionCta& cta) {
+  if (cta.empty()) return 0.0;  // an empty V2 partition returns before touching memory
+  const bool v2 = plan.kernel == DecodeKernel::v2;
+  const double blocks = cta.blocks(w.block_size).size();
+  const double query = w.head_size * act_bytes(w);
+  const double block_table = blocks * 4.0;
+  // V2 writes its partial output to tmp_out plus max_logits and exp_sums (fp32 each).
+  const double output = w.head_size * act_bytes(w) + (v2 ? 8.0 : 0.0);
+  return query + block_table + kv_dram_bytes(w, plan, cta) + output;
+}
+
+double reduce_cta_dram_bytes(const Workload& w, const DecodePlan& /*plan*/, const ReduceCta& cta) {
+  const double row = w.head_size * act_bytes(w);
+  // One partition: vLLM's reduce only copies tmp_out to out.
+  if (cta.num_partitions == 1) return 2.0 * row;
+  // max_logits and exp_sums of every partition, every partial output, one final output row.
+  return cta.num_partitions * (8.0 + row) + row;
+}
+
+DecodePlan decode_plan(const Device& device, const Workload& w, const KernelConfig& kernel) {
+  require(kernel.kind == KernelKind::v1 || kernel.kind == KernelKind::v2, "decode_plan: kernel ",
+          to_string(kernel.kind), " is not a decode kernel");
+  DecodeShape shape;
+  shape.num_seqs = w.num_seqs;
+  shape.num_heads = w.num_heads;
+  shape.num_kv_heads = w.num_kv_heads;
+  shape.head_size = w.head_size;
+  shape.block_size = w.block_size;
+  shape.max_seq_len = w.effective_max_seq_len();
+  shape.partition_size = kernel.partition_size;
+  shape.threads_per_cta = kernel.threads_per_cta;
+  shape.warp_size = static_cast<std::int32_t>(device.warp_size);
+  return plan_decode(kernel.kind == KernelKind::v1 ? DecodeKernel::v1 : DecodeKernel::v2, shape, w.seq_lens);
+}
+
+std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kernel, const DecodePlan& plan) {
+  const bool v2 = plan.kernel == DecodeKernel::v2;
+  const std::int32_t warps = num_warps(plan);
+  std::vector<Launch> launches;
+
+  Launch attn;
+  attn.name = v2 ? "paged_attention_v2" : "paged_attention_v1";
+  attn.resources.threads = plan.shape.threads_per_cta;
+  attn.resources.registers_per_thread =
+      kernel.registers_per_thread > 0 ? kernel.registers_per_thread : kDecodeRegisters;
+  // Dynamic shared memory from the plan (vLLM's rule), plus the static q_vecs and red_smem arrays.
+  attn.resources.shared_bytes = static_cast<std::int64_t>(plan.attention_shared_bytes) +
+                                static_cast<std::int64_t>(w.head_size * act_bytes(w)) + 2 * warps * 4;
+  attn.ctas.reserve(plan.ctas.size());
+  double kv_dram_total = 0;
+  for (const auto& cta : plan.ctas) {
+    CtaWork work;
+    work.seq = cta.seq;
+    work.head = cta.head;
+    work.partition = v2 ? cta.partition : -1;
+    work.dram_bytes = decode_cta_dram_bytes(w, plan, cta);
+    if (!cta.empty()) {
+      const std::int32_t blocks = cta.blocks(w.block_size).size();
+      // Logits and P.V are computed for every slot of every loaded block (masked after).
+      const double padded_tokens = static_cast<double>(blocks) * w.block_size;
+      work.flops = padded_tokens * (4.0 * w.head_size + 5.0);
+      // Each warp walks every num_warps-th block, once for Q.K and once for P.V; +2 for the
+      // cross-warp softmax reductions.
+      work.iterations = 2 * ceil_div(blocks, warps) + 2;
+      kv_dram_total += kv_dram_bytes(w, plan, cta);
+    }
+    attn.ctas.push_back(work);
+  }
+  attn.logical_per_dram_byte = logical_ratio(w, attn.total_dram_bytes(), kv_dram_total);
+  launches.push_back(std::move(attn));
+
+  if (v2) {
+    Launch reduce;
+    reduce.name = "paged_attention_v2_reduce";
+    reduce.resources.threads = plan.shape.threads_per_cta;
+    reduce.resources.registers_per_thread = kReduceRegisters;
+    reduce.resources.shared_bytes = static_cast<std::int64_t>(plan.reduce_shared_bytes) + 2 * warps * 4;
+    reduce.ctas.reserve(plan.reduce_ctas.size());
+    for (const auto& r : plan.reduce_ctas) {
+      CtaWork work;
+      work.seq = r.seq;
+      work.head = r.head;
+      work.dram_bytes = reduce_cta_dram_bytes(w, plan, r);
+      work.flops = static_cast<double>(r.num_partitions) * (2.0 * w.head_size + 5.0);
+      // Load the logits, reduce across warps, then the partial outputs (16 loads in flight).
+      work.iterations = 3 + ceil_div(std::max(r.num_partitions, 0), 16);
+      reduce.ctas.push_back(work);
+    }
+    launches.push_back(std::move(reduce));
+  }
+  return launches;
+}
+
+std::vector<Launch> build_launches(const Device& device, const Workload& w, const KernelConfig& kernel) {
+  validate_workload(w);
+  switch (kernel.kind) {
+    case KernelKind::v1:
+    case KernelKind::v2:
+      return decode_launches(w, kernel, decode_plan(device, w, kernel));
+    case KernelKind::prefix:
+      return prefix_launches(device, w, kernel);
+    case KernelKind::fallback:
+      return fallback_launches(device, w, kernel);
+  }
+  fail("build_launches: unknown kernel kind");
+}
+
+}  // namespace pao::sim

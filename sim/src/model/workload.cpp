@@ -1,0 +1,180 @@
+// Workloads and kernel configurations: validation, parsing of kernel specs, lists and case files.
+#include "pao/sim/model/workload.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "pao/core/error.hpp"
+
+namespace pao::sim {
+
+std::int32_t Workload::effective_max_seq_len() const {
+  if (max_seq_len > 0) return max_seq_len;
+  std::int32_t m = 0;
+  for (auto l : seq_lens) m = std::max(m, l);
+  return m;
+}
+
+std::string Workload::to_string() const {
+  std::ostringstream os;
+  os << "seqs=" << num_seqs << " heads=" << num_heads << "/" << num_kv_heads << " hs=" << head_size
+     << " bs=" << block_size;
+  if (!seq_lens.empty()) {
+    const auto [lo, hi] = std::minmax_element(seq_lens.begin(), seq_lens.end());
+    if (*lo == *hi)
+      os << " len=" << *lo;
+    else
+      os << " len=" << *lo << ".." << *hi;
+  }
+  if (!query_lens.empty()) {
+    const auto [lo, hi] = std::minmax_element(query_lens.begin(), query_lens.end());
+    os << " qlen=" << *lo;
+    if (*lo != *hi) os << ".." << *hi;
+  }
+  os << " " << dtype_name(dtype);
+  if (kv_cache_dtype != dtype) os << "/" << dtype_name(kv_cache_dtype);
+  return os.str();
+}
+
+std::string to_string(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::v1:
+      return "v1";
+    case KernelKind::v2:
+      return "v2";
+    case KernelKind::prefix:
+      return "prefix";
+    case KernelKind::fallback:
+      return "fallback";
+  }
+  return "?";
+}
+
+std::string KernelConfig::label() const {
+  switch (kind) {
+    case KernelKind::v1:
+      return "v1";
+    case KernelKind::v2:
+      return "v2-" + std::to_string(partition_size);
+    case KernelKind::prefix:
+      return "prefix-" + std::to_string(block_m) + "x" + std::to_string(block_n);
+    case KernelKind::fallback:
+      return "fallback-" + std::to_string(fallback_tile);
+  }
+  return "?";
+}
+
+namespace {
+
+std::int32_t parse_int(std::string_view text, std::string_view what) {
+  std::int32_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  require(ec == std::errc() && ptr == end && !text.empty(), what, ": '", text, "' is not an integer");
+  return value;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> parse_int_list(std::string_view text, std::string_view what) {
+  std::vector<std::int32_t> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const auto comma = text.find(',', pos);
+    const auto item =
+        text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    out.push_back(parse_int(item, what));
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaults) {
+  KernelConfig k = defaults;
+  const auto colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  const std::string_view arg = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
+  const bool has_arg = colon != std::string_view::npos;
+  if (name == "v1") {
+    k.kind = KernelKind::v1;
+    require(!has_arg, "kernel '", spec, "': v1 takes no parameter");
+  } else if (name == "v2") {
+    k.kind = KernelKind::v2;
+    if (has_arg) k.partition_size = parse_int(arg, "kernel v2:PARTITION_SIZE");
+  } else if (name == "prefix") {
+    k.kind = KernelKind::prefix;
+    if (has_arg) {
+      const auto x = arg.find('x');
+      require(x != std::string_view::npos, "kernel '", spec,
+              "': expected prefix:BLOCK_MxBLOCK_N, e.g. prefix:64x64");
+      k.block_m = parse_int(arg.substr(0, x), "kernel prefix BLOCK_M");
+      k.block_n = parse_int(arg.substr(x + 1), "kernel prefix BLOCK_N");
+    }
+  } else if (name == "fallback") {
+    k.kind = KernelKind::fallback;
+    if (has_arg) k.fallback_tile = parse_int(arg, "kernel fallback:TILE_TOKENS");
+  } else {
+    fail("unknown kernel '", spec, "' (expected v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE])");
+  }
+  require(k.partition_size > 0, "partition size = ", k.partition_size, ": must be positive");
+  require(k.block_m > 0 && k.block_n > 0 && k.context_tile > 0, "prefix tiles ", k.block_m, "x", k.block_n,
+          " (context ", k.context_tile, "): must be positive");
+  require(k.fallback_tile > 0, "fallback tile = ", k.fallback_tile, ": must be positive");
+  return k;
+}
+
+void validate_workload(const Workload& w) {
+  require(w.num_seqs >= 0, "num_seqs = ", w.num_seqs, ": must be >= 0");
+  require(w.num_heads > 0 && w.num_kv_heads > 0, "num_heads = ", w.num_heads,
+          ", num_kv_heads = ", w.num_kv_heads, ": both must be positive");
+  require(w.num_heads % w.num_kv_heads == 0, "num_heads = ", w.num_heads,
+          " is not a multiple of num_kv_heads = ", w.num_kv_heads, " (GQA/MQA needs it)");
+  require(w.head_size > 0, "head_size = ", w.head_size, ": must be positive");
+  require(w.block_size > 0, "block_size = ", w.block_size, ": must be positive");
+  require(w.seq_lens.size() == static_cast<std::size_t>(w.num_seqs), "seq_lens has ", w.seq_lens.size(),
+          " entries but num_seqs = ", w.num_seqs);
+  require(w.query_lens.empty() || w.query_lens.size() == w.seq_lens.size(), "query_lens has ",
+          w.query_lens.size(), " entries but num_seqs = ", w.num_seqs);
+  require(is_activation(w.dtype), "dtype = ", dtype_name(w.dtype), ": must be f32, f16 or bf16");
+  for (std::size_t i = 0; i < w.seq_lens.size(); ++i) {
+    require(w.seq_lens[i] >= 0, "seq_lens[", i, "] = ", w.seq_lens[i], ": negative length");
+    require(w.max_seq_len == 0 || w.seq_lens[i] <= w.max_seq_len, "seq_lens[", i, "] = ", w.seq_lens[i],
+            " exceeds max_seq_len = ", w.max_seq_len);
+    if (!w.query_lens.empty()) {
+      require(w.query_lens[i] >= 0 && w.query_lens[i] <= w.seq_lens[i], "query_lens[", i,
+              "] = ", w.query_lens[i], ": must be in [0, seq_lens[", i, "] = ", w.seq_lens[i], "]");
+    }
+  }
+}
+
+Workload workload_of(const cases::Case& c) {
+  Workload w;
+  w.num_seqs = c.num_seqs;
+  w.num_heads = c.num_heads;
+  w.num_kv_heads = c.num_kv_heads;
+  w.head_size = c.head_size;
+  w.block_size = c.block_size;
+  w.seq_lens = c.seq_lens;
+  if (c.kernel == cases::CaseKernel::prefix) w.query_lens = c.query_lens;
+  w.max_seq_len = c.max_seq_len;
+  w.dtype = c.dtype;
+  w.kv_cache_dtype = c.cache_storage_dtype();
+  validate_workload(w);
+  return w;
+}
+
+KernelConfig kernel_defaults_of(const cases::Case& c, KernelConfig k) {
+  if (c.kernel == cases::CaseKernel::decode) {
+    k.partition_size = c.partition_size;
+    k.threads_per_cta = c.threads_per_cta;
+  } else {
+    k.block_m = c.block_m;
+    k.block_n = c.block_n;
+    k.context_tile = c.context_tile;
+  }
+  return k;
+}
+
+}  // namespace pao::sim

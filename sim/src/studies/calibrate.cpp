@@ -1,0 +1,424 @@
+// Calibration: the measurement CSV, error metrics, and the Levenberg-Marquardt fit.
+#include "pao/sim/studies/calibrate.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include "pao/core/error.hpp"
+#include "pao/sim/engine/engine.hpp"
+#include "pao/sim/model/kernel_model.hpp"
+
+namespace pao::sim {
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream is(line);
+  while (std::getline(is, cell, ',')) {
+    // Trim spaces and a trailing '\r' (files written on Windows).
+    const auto b = cell.find_first_not_of(" \t\r");
+    const auto e = cell.find_last_not_of(" \t\r");
+    out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+const std::vector<std::string>& known_columns() {
+  static const std::vector<std::string> cols = {
+      "kernel",  "num_seqs",  "num_heads",      "num_kv_heads", "head_size", "block_size",
+      "seq_len", "query_len", "partition_size", "max_seq_len",  "dtype",     "kv_cache_dtype",
+      "time_us", "timing",    "device",         "stddev_us",    "repeats",   "achieved_gbps",
+      "note"};
+  return cols;
+}
+
+double to_number(const std::string& text, const std::string& where) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  require(!text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(v), where, ": '", text,
+          "' is not a number");
+  return v;
+}
+
+std::int32_t to_int(const std::string& text, const std::string& where) {
+  const double v = to_number(text, where);
+  require(std::floor(v) == v && std::fabs(v) < 2e9, where, ": '", text, "' is not an integer");
+  return static_cast<std::int32_t>(v);
+}
+
+std::vector<std::size_t> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  return idx;
+}
+
+std::vector<double> predict_all(const Device& d, const std::vector<Measurement>& rows, int threads) {
+  std::vector<double> out(rows.size());
+  const auto n = static_cast<std::int64_t>(rows.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
+  for (std::int64_t i = 0; i < n; ++i)
+    out[static_cast<std::size_t>(i)] = predict_time(d, rows[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+ErrorReport report_from(const std::vector<Measurement>& rows, const std::vector<double>& pred) {
+  ErrorReport r;
+  r.rows = rows.size();
+  if (rows.empty()) return r;
+  std::vector<double> meas;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double e = std::fabs(pred[i] - rows[i].time_us) / rows[i].time_us;
+    r.mape += e;
+    r.max_error = std::max(r.max_error, e);
+    meas.push_back(rows[i].time_us);
+  }
+  r.mape /= static_cast<double>(rows.size());
+  r.spearman = spearman(pred, meas);
+  std::map<std::size_t, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < rows.size(); ++i) groups[rows[i].group].push_back(i);
+  std::size_t right = 0;
+  for (const auto& [g, members] : groups) {
+    if (members.size() < 2) continue;
+    ++r.decisions;
+    std::size_t best_pred = members[0], best_meas = members[0];
+    for (auto i : members) {
+      if (pred[i] < pred[best_pred]) best_pred = i;
+      if (rows[i].time_us < rows[best_meas].time_us) best_meas = i;
+    }
+    if (best_pred == best_meas) ++right;
+  }
+  r.decision_accuracy = r.decisions > 0 ? static_cast<double>(right) / static_cast<double>(r.decisions) : 0;
+  return r;
+}
+
+std::string workload_key(const Workload& w) {
+  std::ostringstream os;
+  os << w.to_string() << " max=" << w.effective_max_seq_len();
+  return os.str();
+}
+
+/// Solves the small symmetric system A x = b (A positive definite after damping) by Gaussian
+/// elimination with partial pivoting; P <= a handful of parameters.
+std::vector<double> solve_small(std::vector<std::vector<double>> A, std::vector<double> b) {
+  const std::size_t n = b.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t pivot = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::fabs(A[r][c]) > std::fabs(A[pivot][c])) pivot = r;
+    std::swap(A[c], A[pivot]);
+    std::swap(b[c], b[pivot]);
+    if (A[c][c] == 0) return std::vector<double>(n, 0.0);
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = A[r][c] / A[c][c];
+      for (std::size_t k = c; k < n; ++k) A[r][k] -= f * A[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  std::vector<double> x(n);
+  for (std::size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (std::size_t k = i + 1; k < n; ++k) s -= A[i][k] * x[k];
+    x[i] = s / A[i][i];
+  }
+  return x;
+}
+
+double squared_norm(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x * x;
+  return s;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::size_t n = a.size();
+  if (n < 2 || b.size() != n) return 0;
+  const auto rank_values = [](const std::vector<double>& v) {
+    const auto order = ranks(v);
+    std::vector<double> r(v.size());
+    for (std::size_t i = 0; i < order.size();) {
+      std::size_t j = i;
+      while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+      const double mean_rank = 0.5 * static_cast<double>(i + j);
+      for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean_rank;
+      i = j + 1;
+    }
+    return r;
+  };
+  const auto ra = rank_values(a), rb = rank_values(b);
+  const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / static_cast<double>(n);
+  const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / static_cast<double>(n);
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
+std::vector<Measurement> parse_measurements(const std::string& text, const std::string& origin) {
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<Measurement> rows;
+  std::map<std::string, std::size_t> groups;
+  std::size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto cells = split_csv_line(line);
+    if (header.empty()) {
+      header = cells;
+      for (const auto& h : header) {
+        const auto& known = known_columns();
+        require(std::find(known.begin(), known.end(), h) != known.end(), origin, ":", line_no,
+                ": unknown column '", h, "'");
+      }
+      for (const char* needed : {"kernel", "num_seqs", "num_heads", "head_size", "seq_len", "time_us"})
+        require(std::find(header.begin(), header.end(), needed) != header.end(), origin, ":", line_no,
+                ": missing required column '", needed, "'");
+      continue;
+    }
+    require(cells.size() == header.size(), origin, ":", line_no, ": ", cells.size(),
+            " cells, the header has ", header.size());
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = cells[i];
+    const auto get = [&](const std::string& key, const std::string& fallback) {
+      const auto it = row.find(key);
+      return it == row.end() || it->second.empty() ? fallback : it->second;
+    };
+    const auto where = [&](const std::string& col) {
+      return origin + ":" + std::to_string(line_no) + ": " + col;
+    };
+    Measurement m;
+    m.line = line_no;
+    Workload& w = m.workload;
+    w.num_seqs = to_int(get("num_seqs", ""), where("num_seqs"));
+    w.num_heads = to_int(get("num_heads", ""), where("num_heads"));
+    w.num_kv_heads = to_int(get("num_kv_heads", get("num_heads", "")), where("num_kv_heads"));
+    w.head_size = to_int(get("head_size", ""), where("head_size"));
+    w.block_size = to_int(get("block_size", "16"), where("block_size"));
+    const std::int32_t seq_len = to_int(get("seq_len", ""), where("seq_len"));
+    const std::int32_t query_len = to_int(get("query_len", "1"), where("query_len"));
+    require(w.num_seqs >= 0 && w.num_seqs <= 1000000, where("num_seqs"), ": out of range");
+    w.seq_lens.assign(static_cast<std::size_t>(w.num_seqs), seq_len);
+    if (query_len != 1) w.query_lens.assign(w.seq_lens.size(), query_len);
+    w.max_seq_len = to_int(get("max_seq_len", "0"), where("max_seq_len"));
+    w.dtype = parse_dtype(get("dtype", "f16"), where("dtype"));
+    w.kv_cache_dtype =
+        cases::cache_storage_dtype(cases::parse_kv_cache_dtype(get("kv_cache_dtype", "auto")), w.dtype);
+    KernelConfig defaults;
+    defaults.partition_size = to_int(get("partition_size", "512"), where("partition_size"));
+    m.kernel = parse_kernel_spec(get("kernel", ""), defaults);
+    m.time_us = to_number(get("time_us", ""), where("time_us"));
+    require(m.time_us > 0, where("time_us"), ": must be positive");
+    const std::string timing = get("timing", "gpu");
+    require(timing == "gpu" || timing == "host", where("timing"), ": '", timing, "' must be gpu or host");
+    m.host_timing = timing == "host";
+    try {
+      validate_workload(w);
+    } catch (const Error& e) {
+      fail(origin, ":", line_no, ": ", e.what());
+    }
+    const auto key = workload_key(w) + (m.host_timing ? " host" : " gpu");
+    m.group = groups.emplace(key, groups.size()).first->second;
+    rows.push_back(std::move(m));
+  }
+  require(!header.empty(), origin, ": no header line");
+  require(!rows.empty(), origin, ": no measurements");
+  return rows;
+}
+
+std::vector<Measurement> load_measurements(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  require(static_cast<bool>(in), path, ": cannot open measurements");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return parse_measurements(os.str(), path);
+}
+
+double predict_time(const Device& d, const Measurement& m) {
+  const auto launches = build_launches(d, m.workload, m.kernel);
+  const SimResult r = simulate(d, launches);
+  if (!r.ok) return std::numeric_limits<double>::infinity();
+  if (m.host_timing || r.kernels.empty()) return r.time_us;
+  return r.time_us - r.kernels.front().start_us;
+}
+
+ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows) {
+  return report_from(rows, predict_all(device, rows, 0));
+}
+
+CalibrationResult calibrate(const Device& device, const std::vector<Measurement>& rows,
+                            const CalibrationOptions& o, const std::string& origin) {
+  require(o.holdout_fraction >= 0 && o.holdout_fraction < 1, "--holdout ", o.holdout_fraction,
+          ": must be in [0, 1)");
+  CalibrationResult r;
+  r.parameters = o.parameters;
+  const bool any_host =
+      std::any_of(rows.begin(), rows.end(), [](const Measurement& m) { return m.host_timing; });
+  if (any_host &&
+      std::find(r.parameters.begin(), r.parameters.end(), "launch_latency_us") == r.parameters.end())
+    r.parameters.push_back("launch_latency_us");
+  for (const auto& p : r.parameters) (void)device_field(device, p);  // unknown names fail here
+
+  // Hold out every k-th group (whole groups, so decisions are testable).
+  std::vector<Measurement> train, test;
+  const std::size_t k =
+      o.holdout_fraction > 0
+          ? std::max<std::size_t>(2, static_cast<std::size_t>(std::lround(1 / o.holdout_fraction)))
+          : 0;
+  for (const auto& m : rows) ((k > 0 && m.group % k == k - 1) ? test : train).push_back(m);
+  require(train.size() >= r.parameters.size(), origin, ": ", train.size(), " training rows for ",
+          r.parameters.size(), " parameters; add measurements or lower --holdout");
+  r.train_rows = train.size();
+  r.test_rows = test.size();
+
+  const std::size_t P = r.parameters.size();
+  using Vec = std::vector<double>;
+  const auto device_at = [&](const Vec& theta) {
+    Device d = device;
+    for (std::size_t j = 0; j < P; ++j) {
+      double v = std::exp(theta[j]);
+      if (r.parameters[j] == "dram_achievable_gbps") v = std::min(v, device.dram_peak_gbps);
+      set_device_field(d, r.parameters[j], v, "measured", "calibration in progress");
+    }
+    return d;
+  };
+  // Residuals log(pred / meas): relative errors, symmetric in over- and under-prediction.
+  const auto residuals = [&](const Device& d) {
+    const auto pred = predict_all(d, train, o.threads);
+    Vec res(train.size());
+    for (std::size_t i = 0; i < train.size(); ++i)
+      res[i] = std::isfinite(pred[i]) ? std::log(pred[i] / train[i].time_us) : 10.0;
+    return res;
+  };
+
+  Vec theta(P);
+  for (std::size_t j = 0; j < P; ++j) {
+    const double v = device_field(device, r.parameters[j]);
+    // Zero-valued overheads start small but positive: the fit works in log space.
+    theta[j] = std::log(std::max(v, 1e-3));
+    r.before.push_back(v);
+  }
+  Vec res = residuals(device_at(theta));
+  double cost = squared_norm(res);
+  double lambda = 1e-2;
+  const double h = 1e-3;  // finite-difference step in log space
+  const std::size_t n = res.size();
+  for (int it = 0; it < o.max_iterations; ++it) {
+    r.iterations = it + 1;
+    std::vector<Vec> J(P, Vec(n));  // J[j][i] = d res_i / d theta_j
+    for (std::size_t j = 0; j < P; ++j) {
+      Vec t2 = theta;
+      t2[j] += h;
+      const Vec r2 = residuals(device_at(t2));
+      for (std::size_t i = 0; i < n; ++i) J[j][i] = (r2[i] - res[i]) / h;
+    }
+    std::vector<Vec> JtJ(P, Vec(P, 0.0));
+    Vec g(P, 0.0);
+    for (std::size_t a = 0; a < P; ++a) {
+      for (std::size_t i = 0; i < n; ++i) g[a] += J[a][i] * res[i];
+      for (std::size_t b = 0; b < P; ++b)
+        for (std::size_t i = 0; i < n; ++i) JtJ[a][b] += J[a][i] * J[b][i];
+    }
+    bool improved = false;
+    for (int tries = 0; tries < 8 && !improved; ++tries) {
+      auto A = JtJ;
+      Vec minus_g(P);
+      for (std::size_t d = 0; d < P; ++d) {
+        A[d][d] += lambda * (JtJ[d][d] + 1e-9);
+        minus_g[d] = -g[d];
+      }
+      const Vec step = solve_small(A, minus_g);
+      Vec next = theta;
+      // Keep steps modest: at most a factor of e^2 per parameter per iteration.
+      for (std::size_t j = 0; j < P; ++j) next[j] += std::clamp(step[j], -2.0, 2.0);
+      const Vec next_res = residuals(device_at(next));
+      const double next_cost = squared_norm(next_res);
+      if (next_cost < cost) {
+        const double gain = (cost - next_cost) / std::max(cost, 1e-300);
+        theta = next;
+        res = next_res;
+        cost = next_cost;
+        lambda = std::max(lambda / 3, 1e-7);
+        improved = true;
+        if (gain < 1e-9) it = o.max_iterations;  // converged
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+
+  r.calibrated = device_at(theta);
+  for (std::size_t j = 0; j < P; ++j) r.after.push_back(device_field(r.calibrated, r.parameters[j]));
+  const auto train_before = predict_all(device, train, o.threads);
+  const auto train_after = predict_all(r.calibrated, train, o.threads);
+  r.train_before = report_from(train, train_before);
+  r.train_after = report_from(train, train_after);
+  r.test_before = report_from(test, predict_all(device, test, o.threads));
+  r.test_after = report_from(test, predict_all(r.calibrated, test, o.threads));
+  char source[512];
+  std::snprintf(source, sizeof source,
+                "fit by pao sim calibrate to %s (%zu training rows; held-out MAPE %.1f%% on %zu rows)",
+                origin.c_str(), r.train_rows, 100 * r.test_after.mape, r.test_rows);
+  for (std::size_t j = 0; j < P; ++j) {
+    auto& p = r.calibrated.provenance[r.parameters[j]];
+    p.confidence = "measured";
+    p.source = source;
+  }
+  r.calibrated.description += " Calibrated: " + std::string(source) + ".";
+  return r;
+}
+
+std::string synthesize_measurements_csv(const Device& truth, double noise, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);  // determinism: the seed fixes every row
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::ostringstream os;
+  os << "# SYNTHETIC measurements generated by `pao sim calibrate --synthesize` from device '" << truth.name
+     << "'\n# with lognormal noise sigma " << noise << " and seed " << seed
+     << ". NOT hardware data: it only exercises the calibration pipeline.\n";
+  os << "kernel,num_seqs,num_heads,num_kv_heads,head_size,block_size,seq_len,partition_size,dtype,kv_cache_"
+        "dtype,timing,time_us\n";
+  const std::int32_t seqs[] = {1, 4, 16, 64};
+  const std::int32_t heads[] = {8, 32};
+  const std::int32_t lens[] = {256, 1024, 4096, 8192, 16384};
+  const char* kernels[] = {"v1", "v2:512", "v2:1024"};
+  for (auto s : seqs)
+    for (auto h : heads)
+      for (auto l : lens)
+        for (const char* ks : kernels) {
+          Measurement m;
+          m.workload.num_seqs = s;
+          m.workload.num_heads = h;
+          m.workload.num_kv_heads = h;
+          m.workload.head_size = 128;
+          m.workload.seq_lens.assign(static_cast<std::size_t>(s), l);
+          m.kernel = parse_kernel_spec(ks, KernelConfig{});
+          const double t = predict_time(truth, m);
+          const double n = normal(rng);
+          if (!std::isfinite(t)) continue;  // e.g. V1 too long for shared memory
+          char line[256];
+          std::snprintf(line, sizeof line, "%s,%d,%d,%d,128,16,%d,%d,f16,auto,gpu,%.3f\n",
+                        m.kernel.kind == KernelKind::v1 ? "v1" : "v2", s, h, h, l, m.kernel.partition_size,
+                        t * std::exp(noise * n));
+          os << line;
+        }
+  return os.str();
+}
+
+}  // namespace pao::sim

@@ -1,0 +1,184 @@
+// `pao diff` beyond the planted bugs: policy overrides, folder matching (missing and unmatched
+// cases), bad ACTUALs, the location text, and the text / JSON / JUnit reports.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "pao/core/error.hpp"
+#include "pao/diff/report.hpp"
+#include "pao/golden/run.hpp"
+#include "pao/io/npy.hpp"
+#include "pao/io/safetensors.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace pao;
+using namespace pao::diff;
+namespace fs = std::filesystem;
+
+namespace {
+
+using TempDir = test::TempDir;
+
+cases::Case small(int seed) {
+  return cases::parse_case(R"({"num_heads": 2, "head_size": 16, "dtype": "f16", "partition_size": 16,
+                                "seq_lens": [20, 40], "seed": )" +
+                               std::to_string(seed) + "}",
+                           "small");
+}
+
+std::string last_line(const std::string& text) {
+  const auto end = text.find_last_not_of('\n');
+  const auto start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+}  // namespace
+
+TEST_CASE("policy overrides parse and apply per tensor") {
+  const PolicyOverride a = parse_policy_override("v2.tmp_out:rtol=1e-2,atol=1e-4");
+  CHECK(a.tensor == "v2.tmp_out");
+  CHECK(a.rule == Rule::elementwise);
+  const Policy p = apply_overrides(default_policy("v2.tmp_out", DType::f16), "v2.tmp_out", {a});
+  CHECK(p.rtol == 1e-2);
+  CHECK(p.atol == 1e-4);
+  CHECK(apply_overrides(default_policy("v2.exp_sums", DType::f32), "v2.exp_sums", {a}).rtol == 1.3e-6);
+  CHECK(parse_policy_override("out:k=3").rule == Rule::flash);
+  CHECK(parse_policy_override("*:nmse=1e-4").rule == Rule::nmse);
+  CHECK(parse_policy_override("out:rule=nmse,nmse=1e-3").nmse == 1e-3);
+  CHECK(apply_overrides(default_policy("out", DType::bf16), "out", {parse_policy_override("*:k=4")}).k == 4);
+  // A wildcard tunes the tensors under its rule only; an explicit rule applies everywhere.
+  CHECK(apply_overrides(default_policy("v2.exp_sums", DType::f32), "v2.exp_sums",
+                        {parse_policy_override("*:k=4")})
+            .rule == Rule::elementwise);
+  CHECK(
+      apply_overrides(default_policy("out", DType::f16), "out", {parse_policy_override("*:rtol=0.1")}).rule ==
+      Rule::flash);
+  CHECK(apply_overrides(default_policy("out", DType::f16), "out",
+                        {parse_policy_override("*:rule=elementwise,rtol=0.1")})
+            .rtol == 0.1);
+  CHECK(apply_overrides(default_policy("v2.tmp_out", DType::f16), "v2.tmp_out",
+                        {parse_policy_override("*:nmse=1e-4")})
+            .rule == Rule::nmse);
+  CHECK(default_policy("out", DType::bf16).rule == Rule::flash);
+  CHECK(default_policy("v2.max_logits", DType::f32).rule == Rule::elementwise);
+  for (const char* bad : {"out", "out:", ":k=1", "out:k", "out:k=-1", "out:k=x", "out:kk=1", "out:k=1,atol=2",
+                          "out:rule=exact"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_policy_override(bad), Error);
+  }
+}
+
+TEST_CASE("a folder diff matches cases by id, fails missing ones and notes strays") {
+  TempDir golden_dir, actual_dir;
+  golden::GoldenRunOptions o;
+  o.out_dir = golden_dir.path();
+  golden::run_golden({small(0), small(1), small(2)}, o);
+  // The vendor ran two of the three cases: one right, one with a wrong `out`; plus a stray file.
+  const auto g0 = golden::make_golden(small(0));
+  const auto g1 = golden::make_golden(small(1));
+  write_safetensors(actual_dir.path() / (small(0).id + ".safetensors"), {{"out", g0.find("v1.out")->view()}});
+  Tensor bad = Tensor::copy_of(g1.find("v2.out")->view());
+  bad.set({1, 1, 7}, 1.0);
+  write_safetensors(actual_dir.path() / (small(1).id + ".safetensors"),
+                    {{"out", bad}, {"query", g1.find("query")->view()}, {"junk", bad}});
+  write_safetensors(actual_dir.path() / "stray.safetensors", {{"out", bad}});
+
+  const DiffReport r = diff_paths(golden_dir.path(), actual_dir.path(), {});
+  REQUIRE(r.cases.size() == 3);
+  CHECK(r.passed() == 1);
+  CHECK(r.failed() == 2);
+  CHECK(r.cases[0].passed());
+  CHECK(r.cases[1].tensors.size() == 1);
+  CHECK(r.cases[1].notes.size() == 1);  // junk is ignored with a note; query silently
+  CHECK(r.cases[1].notes[0].find("'junk'") != std::string::npos);
+  CHECK(r.cases[2].error.find("no outputs for this case") != std::string::npos);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0].find("stray.safetensors") != std::string::npos);
+
+  const std::string text = render_text(r);
+  CHECK(last_line(text) == "1 passed, 2 failed");
+  CHECK(text.find("worst abs") != std::string::npos);
+  CHECK(text.find("seq 1, head 1, dim 7") != std::string::npos);
+
+  const auto json = nlohmann::json::parse(render_json(r));
+  CHECK(json.at("passed") == 1);
+  CHECK(json.at("failed") == 2);
+  REQUIRE(json.at("tensors").size() == 2);
+  const auto& t = json.at("tensors")[1];
+  CHECK(t.at("name") == "out");
+  CHECK(t.at("status") == "FAIL");
+  CHECK(t.at("case_id") == small(1).id);
+  CHECK(t.at("worst").at("seq") == 1);
+  CHECK(t.at("worst").at("head") == 1);
+  CHECK(t.at("worst").at("dim") == 7);
+  CHECK(t.at("pattern") == "scattered");
+  CHECK(json.at("cases")[2].at("status") == "FAIL");
+
+  const std::string junit = render_junit(r);
+  CHECK(junit.find("<testsuites name=\"pao diff\" tests=\"3\" failures=\"2\">") != std::string::npos);
+  CHECK(junit.find("<failure message=\"scattered\">") != std::string::npos);
+
+  // The golden folder against itself passes, every tensor of every case.
+  const DiffReport self = diff_paths(golden_dir.path(), golden_dir.path(), {});
+  CHECK(self.failed() == 0);
+  CHECK(self.passed() == 3 * 6);
+  CHECK(self.notes.empty());
+}
+
+TEST_CASE("partials get a location with partition, tokens and blocks") {
+  TempDir dir;
+  const auto c = small(0);
+  const auto g = golden::make_golden(c);
+  write_safetensors(dir.path() / "g.safetensors", g.views(), g.metadata);
+  Tensor ml = Tensor::copy_of(g.find("v2.max_logits")->view());
+  ml.set({1, 0, 2}, ml.at({1, 0, 2}) + 1.0);
+  write_safetensors(dir.path() / "a.safetensors", {{"max_logits", ml}});
+  const CaseReport r = diff_case(dir.path() / "g.safetensors", dir.path() / "a.safetensors", {});
+  REQUIRE(r.tensors.size() == 1);
+  const TensorReport& t = r.tensors[0];
+  CHECK(t.name == "v2.max_logits");
+  CHECK(t.actual_name == "max_logits");
+  CHECK_FALSE(t.passed);
+  CHECK(t.excluded == 2 * 1);  // seq 0 (20 tokens) has 2 of the 3 partitions
+  const std::string where = describe(t.worst_abs->location);
+  CHECK(where.find("seq 1, head 0, partition 2 (tokens 32..39, logical block 2 -> physical ") == 0);
+  CHECK(t.verdict.pattern == Pattern::single_block);
+}
+
+TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its tensor") {
+  TempDir dir;
+  const auto g = golden::make_golden(small(0));
+  write_safetensors(dir.path() / "g.safetensors", g.views(), g.metadata);
+  write_safetensors(dir.path() / "none.safetensors", {{"output_tensor", g.find("out")->view()}});
+  CHECK_THROWS_WITH_AS(diff_case(dir.path() / "g.safetensors", dir.path() / "none.safetensors", {}),
+                       doctest::Contains("holds none of the outputs"), Error);
+  write_safetensors(dir.path() / "shape.safetensors", {{"out", g.find("v2.tmp_out")->view()}});
+  const CaseReport r = diff_case(dir.path() / "g.safetensors", dir.path() / "shape.safetensors", {});
+  REQUIRE(r.tensors.size() == 1);
+  CHECK_FALSE(r.tensors[0].passed);
+  CHECK(r.tensors[0].problem.find("differs from the golden's [2, 2, 16]") != std::string::npos);
+  // The flash rule needs an exact reference, which the partials do not have.
+  write_safetensors(dir.path() / "tmp.safetensors", {{"v2.tmp_out", g.find("v2.tmp_out")->view()}});
+  CHECK_THROWS_AS(diff_case(dir.path() / "g.safetensors", dir.path() / "tmp.safetensors",
+                            DiffOptions{false, {parse_policy_override("v2.tmp_out:k=2")}}),
+                  Error);
+  // A vendor's npy folder (f32 copies of a f16 output) works too.
+  fs::create_directories(dir.path() / "npy");
+  Tensor as_f32(DType::f32, g.find("v2.out")->shape());
+  const auto values = g.find("v2.out")->to_f64();
+  for (std::size_t i = 0; i < values.size(); ++i) as_f32.data<float>()[i] = static_cast<float>(values[i]);
+  write_npy(dir.path() / "npy" / "v2.out.npy", as_f32);
+  const DiffReport npy = diff_paths(dir.path() / "g.safetensors", dir.path() / "npy", {});
+  REQUIRE(npy.cases.size() == 1);
+  CHECK(npy.failed() == 0);
+  CHECK(npy.cases[0].notes.at(0).find("ACTUAL's dtype is f32") != std::string::npos);
+  // nmse on request.
+  const CaseReport n = diff_case(dir.path() / "g.safetensors", dir.path() / "shape.safetensors",
+                                 DiffOptions{false, {parse_policy_override("out:nmse=1e-3")}});
+  CHECK(n.tensors[0].policy.rule == Rule::nmse);
+}

@@ -1,0 +1,208 @@
+// Golden files and runs: the tensor contract and metadata of a golden, the manifest, resuming,
+// regenerating a damaged golden, shards and their merge, and the npy format.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "pao/core/error.hpp"
+#include "pao/golden/reader.hpp"
+#include "pao/golden/run.hpp"
+#include "pao/io/sha256.hpp"
+#include "pao/numerics/element.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace pao;
+using namespace pao::golden;
+using namespace pao::cases;
+namespace fs = std::filesystem;
+
+namespace {
+
+using TempDir = test::TempDir;
+
+cases::Case tiny(const std::string& extra = "") {
+  return parse_case(
+      R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32,
+                        "seq_lens": [40, 7])" +
+          extra + "}",
+      "tiny");
+}
+
+const char* kSuite = R"({"suite": "t", "grids": [{
+    "fixed": {"num_heads": 2, "head_size": 16, "seq_lens": [20, 33], "partition_size": 16},
+    "axes": {"dtype": ["f16", "bf16", "f32"], "kv_cache_dtype": ["auto", "fp8_e5m2"]}}]})";
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.bytes(), b.bytes(), a.nbytes()) == 0;
+}
+
+bool has_temporaries(const fs::path& dir) {
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.path().filename().string().starts_with(".")) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a decode golden holds the tensor contract and the case in its metadata") {
+  const cases::Case c = tiny(R"(, "kv_cache_dtype": "fp8_e4m3", "k_scale": 0.5, "alibi": true)");
+  const GoldenTensors g = make_golden(c);
+  for (const char* name :
+       {"query", "key_cache", "value_cache", "block_tables", "seq_lens", "alibi_slopes", "out", "out_exact",
+        "v1.out", "v2.out", "v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
+    INFO(name);
+    CHECK(g.find(name) != nullptr);
+  }
+  CHECK(g.find("key_cache")->dtype() == DType::fp8_e4m3);
+  CHECK(g.find("out_exact")->dtype() == DType::f64);
+  CHECK(g.find("out")->dtype() == DType::f16);
+  CHECK(g.find("v2.tmp_out")->shape() == Shape{2, 4, 2, 32});
+  CHECK(g.find("v2.max_logits")->dtype() == DType::f32);
+  // `out` is out_exact rounded once to f16.
+  const auto exact = g.find("out_exact")->to_f64();
+  const auto out = g.find("out")->to_f64();
+  for (std::size_t i = 0; i < out.size(); ++i) CHECK(out[i] == round_to_dtype(DType::f16, exact[i]));
+  const auto& m = g.metadata;
+  CHECK(m.at("case") == case_to_json(c));
+  CHECK(m.at("case_id") == c.id);
+  CHECK(m.at("pao_version") == PAO_VERSION);
+  CHECK(m.at("fp8_format") == "e4m3fn");
+  CHECK(m.at("k_scale") == "0.5");
+  CHECK(m.at("v_scale") == "1");
+  CHECK(m.at("scale") == format_f32(effective_scale(c)));
+  CHECK(m.at("seq_lens") == "40,7");
+  CHECK(m.at("max_num_partitions") == "2");
+  CHECK(m.at("seed") == "0");
+  CHECK(m.at("inputs") == "query,key_cache,value_cache,block_tables,seq_lens,alibi_slopes");
+  CHECK(parse_case(m.at("case"), "metadata") == c);
+}
+
+TEST_CASE("a prefix golden holds key, value, query_start_loc and prefix.out") {
+  const cases::Case c = parse_case(R"({"kernel": "prefix", "num_heads": 4, "num_kv_heads": 2, "head_size": 32,
+      "dtype": "bf16", "query_lens": [3, 1], "seq_lens": [20, 9]})",
+                                   "tiny prefix");
+  const GoldenTensors g = make_golden(c);
+  for (const char* name : {"query", "key", "value", "key_cache", "value_cache", "block_tables", "seq_lens",
+                           "query_start_loc", "out", "out_exact", "prefix.out"}) {
+    INFO(name);
+    CHECK(g.find(name) != nullptr);
+  }
+  CHECK(g.find("alibi_slopes") == nullptr);
+  CHECK(g.find("v2.out") == nullptr);
+  CHECK(g.find("prefix.out")->shape() == Shape{4, 4, 32});
+  CHECK(g.metadata.at("query_lens") == "3,1");
+  CHECK(g.metadata.at("inputs") ==
+        "query,key,value,key_cache,value_cache,block_tables,seq_lens,query_start_loc");
+}
+
+TEST_CASE("run_golden writes a manifest, resumes, and regenerates a damaged golden") {
+  TempDir dir;
+  const std::vector<cases::Case> cases = {tiny(), tiny(R"(, "seed": 1)"), tiny(R"(, "dtype": "bf16")")};
+  GoldenRunOptions o;
+  o.out_dir = dir.path();
+  std::vector<GoldenEvent::Kind> events;
+  o.on_event = [&](const GoldenEvent& e) { events.push_back(e.kind); };
+  GoldenRunResult r = run_golden(cases, o);
+  CHECK(r.written == 3);
+  CHECK(r.skipped == 0);
+  CHECK(r.failures.empty());
+  CHECK(r.manifest_path == dir.path() / "manifest.json");
+  CHECK(std::count(events.begin(), events.end(), GoldenEvent::Kind::started) == 3);
+  const Manifest m = read_manifest(r.manifest_path);
+  REQUIRE(m.entries.size() == 3);
+  for (const auto& c : cases) {
+    const ManifestEntry* e = m.find(c.id);
+    REQUIRE(e != nullptr);
+    CHECK(e->file == c.id + ".safetensors");
+    CHECK(e->sha256 == sha256_file_hex(dir.path() / e->file));
+    CHECK(e->bytes == fs::file_size(dir.path() / e->file));
+    CHECK(e->parameters == case_to_json(c));
+    CHECK(e->pao_version == PAO_VERSION);
+  }
+  CHECK_FALSE(has_temporaries(dir.path()));
+
+  r = run_golden(cases, o);
+  CHECK(r.written == 0);
+  CHECK(r.skipped == 3);
+
+  // A damaged file is regenerated; so is a case whose parameters changed under the same id.
+  { std::ofstream(dir.path() / (cases[1].id + ".safetensors"), std::ios::app) << "x"; }
+  r = run_golden(cases, o);
+  CHECK(r.written == 1);
+  CHECK(r.skipped == 2);
+  CHECK(verify_golden(dir.path(), cases[1].id + ".safetensors", GoldenFormat::safetensors,
+                      read_manifest(r.manifest_path).find(cases[1].id)->sha256));
+
+  o.force = true;
+  CHECK(run_golden(cases, o).written == 3);
+
+  CHECK_THROWS_WITH_AS(run_golden({cases[0], cases[0]}, o), doctest::Contains("appears twice"), Error);
+}
+
+TEST_CASE("shard manifests merge into one") {
+  TempDir dir;
+  const auto cases = expand_suite_text(kSuite, "t.json", true);
+  REQUIRE(cases.size() == 6);
+  GoldenRunOptions o;
+  o.out_dir = dir.path();
+  o.suite = "t";
+  o.full = true;
+  o.shard = Shard{0, 2};
+  CHECK(run_golden(select_shard(cases, *o.shard), o).manifest_path ==
+        dir.path() / "manifest-shard-0-of-2.json");
+  CHECK_THROWS_WITH_AS(merge_shard_manifests(dir.path()), doctest::Contains("shards 1 of 2 have no manifest"),
+                       Error);
+  o.shard = Shard{1, 2};
+  run_golden(select_shard(cases, *o.shard), o);
+  const Manifest merged = merge_shard_manifests(dir.path());
+  CHECK(merged.entries.size() == 6);
+  CHECK(merged.suite == "t");
+  CHECK_FALSE(merged.shard.has_value());
+  const Manifest reread = read_manifest(dir.path() / "manifest.json");
+  CHECK(reread.entries.size() == 6);
+  for (const auto& c : cases) CHECK(reread.find(c.id) != nullptr);
+}
+
+TEST_CASE("npy goldens: one folder per case, raw bits declared in meta.json") {
+  TempDir dir;
+  const cases::Case c = tiny(R"(, "dtype": "bf16", "kv_cache_dtype": "fp8_e5m2")");
+  GoldenRunOptions o;
+  o.out_dir = dir.path();
+  o.format = GoldenFormat::npy;
+  REQUIRE(run_golden({c}, o).written == 1);
+  const fs::path folder = dir.path() / c.id;
+  REQUIRE(fs::is_regular_file(folder / "meta.json"));
+  REQUIRE(fs::is_regular_file(folder / "v2.tmp_out.npy"));
+  std::ifstream in(folder / "meta.json");
+  const auto meta = nlohmann::json::parse(in);
+  CHECK(meta.at("case_id") == c.id);
+  bool saw_raw = false;
+  for (const auto& t : meta.at("tensors")) {
+    if (t.at("name") == "key_cache") {
+      CHECK(t.at("dtype") == "fp8_e5m2");
+      CHECK(t.at("npy_descr") == "|u1");
+      CHECK(t.at("raw_bits") == true);
+      saw_raw = true;
+    }
+  }
+  CHECK(saw_raw);
+
+  const GoldenTensors g = make_golden(c);
+  const TensorFile file = TensorFile::open(folder);
+  CHECK(golden_case_of(file) == c);
+  for (const auto& [name, tensor] : g.tensors) {
+    INFO(name);
+    CHECK(same_bytes(file.read(name), tensor));
+  }
+  CHECK(run_golden({c}, o).skipped == 1);
+  { std::ofstream(folder / "query.npy", std::ios::app) << "x"; }
+  CHECK(run_golden({c}, o).written == 1);
+  CHECK_FALSE(has_temporaries(dir.path()));
+}

@@ -1,0 +1,120 @@
+// Tests of pao/io/atomic_file.hpp: complete files appear, and an exception or an I/O failure
+// leaves neither a temporary file nor a partial (or damaged) target.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pao/core/error.hpp"
+#include "pao/io/atomic_file.hpp"
+#include "pao/io/sha256.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh, empty directory, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("pao_test_atomic_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+  std::vector<fs::path> files() const { return {fs::directory_iterator(path_), fs::directory_iterator()}; }
+
+ private:
+  fs::path path_;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::span<const std::byte> as_bytes(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+}  // namespace
+
+TEST_CASE("atomic file: writes the contents and reports size and sha256") {
+  TempDir dir;
+  const auto target = dir.path() / "out.bin";
+  const std::string contents = "golden bytes";
+  const auto written = pao::write_file_atomically(target, as_bytes(contents));
+  CHECK(slurp(target) == contents);
+  CHECK(written.size == contents.size());
+  CHECK(written.sha256 == pao::sha256_hex(contents));
+  CHECK(dir.files().size() == 1);  // no temporary left
+
+  // Replacing an existing file.
+  pao::write_file_atomically(target, as_bytes(std::string("new")));
+  CHECK(slurp(target) == "new");
+  CHECK(dir.files().size() == 1);
+}
+
+TEST_CASE("atomic file: streamed writes larger than the buffer") {
+  TempDir dir;
+  const auto target = dir.path() / "big.bin";
+  std::string expected;
+  pao::Sha256 hash;
+  const auto written = pao::write_file_atomically(target, [&](pao::ByteSink& sink) {
+    for (int i = 0; i < 40; ++i) {
+      const std::string piece(std::size_t(70000 + 1000 * i), static_cast<char>('a' + i % 26));
+      sink.write(piece);
+      expected += piece;
+    }
+    sink.write(std::string(3u << 20, 'z'));  // one write over the chunk size
+    expected += std::string(3u << 20, 'z');
+  });
+  CHECK(written.size == expected.size());
+  CHECK(written.sha256 == pao::sha256_hex(expected));
+  CHECK(slurp(target) == expected);
+}
+
+TEST_CASE("atomic file: an exception mid-write leaves nothing behind") {
+  TempDir dir;
+  const auto target = dir.path() / "case.safetensors";
+  auto failing = [](pao::ByteSink& sink) {
+    sink.write(std::string(5000, 'x'));
+    throw std::runtime_error("generator failed");
+  };
+  CHECK_THROWS_WITH_AS(pao::write_file_atomically(target, failing), "generator failed", std::runtime_error);
+  CHECK_FALSE(fs::exists(target));
+  CHECK(dir.files().empty());
+
+  // With an existing target: it keeps its old contents.
+  pao::write_file_atomically(target, as_bytes(std::string("old golden")));
+  CHECK_THROWS_AS(pao::write_file_atomically(target, failing), std::runtime_error);
+  CHECK(slurp(target) == "old golden");
+  CHECK(dir.files().size() == 1);
+}
+
+TEST_CASE("atomic file: I/O failures are pao::Error naming the path, and leave nothing") {
+  TempDir dir;
+  const auto missing_dir = dir.path() / "no_such_dir" / "x.bin";
+  try {
+    pao::write_file_atomically(missing_dir, as_bytes(std::string("x")));
+    FAIL("expected an error");
+  } catch (const pao::Error& e) {
+    CHECK(std::string(e.what()).find(missing_dir.string()) != std::string::npos);
+  }
+
+  // The target is a directory: the rename fails and the temporary is removed.
+  const auto is_dir = dir.path() / "sub";
+  fs::create_directories(is_dir / "inner");
+  CHECK_THROWS_AS(pao::write_file_atomically(is_dir, as_bytes(std::string("x"))), pao::Error);
+  CHECK(dir.files().size() == 1);
+  CHECK(fs::is_directory(is_dir));
+}

@@ -1,0 +1,242 @@
+// Bad decode inputs: each raises pao::Error whose message names the tensor and the rule.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "pao/core/error.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "support/decode_cases.hpp"
+#include "support/expect_error.hpp"
+
+using namespace pao;
+
+namespace {
+
+cases::Case small() {
+  cases::Case s;
+  s.num_seqs = 2;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_size = 32;
+  s.block_size = 16;
+  s.seq_lens = {20, 5};
+  s.partition_size = 32;
+  return s;
+}
+
+void expect_error(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
+                  KernelConfig cfg = {}) {
+  test::expect_error_from([&] { return paged_attention_v2(args, prec, cfg); }, fragment);
+}
+
+void expect_error_v1(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
+                     KernelConfig cfg = {}) {
+  INFO("from V1");
+  test::expect_error_from([&] { return paged_attention_v1(args, prec, cfg); }, fragment);
+}
+
+}  // namespace
+
+TEST_CASE("shape, dtype and divisibility errors name the tensor and the rule") {
+  const cases::DecodeCase c = cases::make_decode_case(small());
+  DecodeArgs a = c.args();
+  Tensor q_i32(DType::i32, {2, 4, 32});
+  a.query = q_i32;
+  expect_error(a, "query: dtype i32");
+
+  a = c.args();
+  Tensor q_rank2(DType::f16, {2, 128});
+  a.query = q_rank2;
+  expect_error(a, "query: rank 2");
+
+  a = c.args();
+  Tensor q3(DType::f16, {2, 3, 32});
+  a.query = q3;
+  expect_error(a, "num_heads = 3 is not a multiple of num_kv_heads = 2");
+
+  a = c.args();
+  Tensor bad_x(DType::f16, {c.key_cache.size(0), 2, 8, 16, 4});
+  a.key_cache = bad_x;
+  expect_error(a, "key_cache: shape");
+
+  a = c.args();
+  Tensor v_bf16(DType::bf16, c.value_cache.shape());
+  a.value_cache = v_bf16;
+  expect_error(a, "value_cache: dtype bf16 differs from key_cache's f16");
+
+  a = c.args();
+  Tensor k_bf16(DType::bf16, c.key_cache.shape()), v2_bf16(DType::bf16, c.value_cache.shape());
+  a.key_cache = k_bf16;
+  a.value_cache = v2_bf16;
+  expect_error(a, "must equal the query's (f16) or be fp8");
+
+  a = c.args();
+  a.partition_size = 24;
+  expect_error(a, "partition_size = 24 is not a positive multiple of block_size = 16");
+
+  a = c.args();
+  Tensor slopes(DType::f32, {3});
+  a.options.alibi_slopes = slopes;
+  expect_error(a, "alibi_slopes: shape [3]");
+}
+
+TEST_CASE("fp8 rules: head size divisible by x = 16, positive scales") {
+  cases::Case s = small();
+  s.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
+  s.head_size = 32;
+  cases::DecodeCase c = cases::make_decode_case(s);
+  DecodeArgs a = c.args();
+  a.options.k_scale = 0.0f;
+  expect_error(a, "k_scale = 0: an fp8 scale must be finite and positive");
+  a = c.args();
+  a.options.v_head_scales = {1.0f};
+  expect_error(a, "v_scale_per_head: 1 entries, expected num_kv_heads = 2");
+
+  Tensor query(DType::f16, {2, 4, 40});
+  Tensor kc(DType::fp8_e4m3, {4, 2, 2, 16, 16});
+  Tensor vc(DType::fp8_e4m3, {4, 2, 40, 16});
+  a = c.args();
+  a.query = query;
+  a.key_cache = kc;
+  a.value_cache = vc;
+  expect_error(a, "head_size 40 is not divisible by x = 16");
+}
+
+TEST_CASE("block tables and sequence lengths are checked where they are used") {
+  const cases::DecodeCase c = cases::make_decode_case(small());
+  Tensor table = Tensor::copy_of(c.block_tables);
+  table.set({0, 1}, 9999);
+  DecodeArgs a = c.args();
+  a.block_tables = table;
+  expect_error(a, "block_tables[0][1] = 9999: block id out of range");
+
+  Tensor lens(DType::i32, {2});
+  lens.set({0}, 20);
+  lens.set({1}, -3);
+  a = c.args();
+  a.seq_lens = lens;
+  expect_error(a, "seq_lens[1] = -3: negative length");
+
+  lens.set({1}, 16 * static_cast<double>(c.block_tables.size(1)) + 1);
+  a.seq_lens = lens;
+  expect_error(a, "exceeds the block table's capacity");
+
+  a = c.args();
+  a.max_seq_len = 10;
+  expect_error(a, "exceeds max_seq_len = 10");
+
+  Tensor lens_f32(DType::f32, {2});
+  a = c.args();
+  a.seq_lens = lens_f32;
+  expect_error(a, "seq_lens: dtype f32, expected i32");
+}
+
+TEST_CASE("kernel precision checks its thread geometry") {
+  const cases::DecodeCase c = cases::make_decode_case(small());
+  expect_error(c.args(), "warp_size = 48", Precision::kernel, {48, 128});
+  expect_error(c.args(), "threads_per_cta = 96", Precision::kernel, {32, 96});
+  cases::Case s = small();
+  s.kv_layout = KVLayout::nhd;
+  s.block_size = 24;
+  const cases::DecodeCase odd = cases::make_decode_case(s);
+  expect_error(odd.args(), "block_size = 24: the kernel precision needs a power of two", Precision::kernel);
+  CHECK_NOTHROW(paged_attention_v1(odd.args(), Precision::exact));
+}
+
+TEST_CASE("block_tables: a negative id in the used range, a wrong dtype or rank") {
+  const cases::DecodeCase c = cases::make_decode_case(small());
+  // Sequence 0 (20 tokens) uses columns 0 and 1, sequence 1 (5 tokens) column 0.
+  Tensor table = Tensor::copy_of(c.block_tables);
+  table.set({0, 1}, -1);
+  DecodeArgs a = c.args();
+  a.block_tables = table;
+  const std::string range = "[0, " + std::to_string(c.key_cache.size(0)) + ") of key_cache";
+  for (Precision prec : {Precision::exact, Precision::kernel}) {
+    expect_error(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
+    expect_error_v1(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
+  }
+  table = Tensor::copy_of(c.block_tables);
+  table.set({1, 0}, -7);
+  a.block_tables = table;
+  expect_error(a, "block_tables[1][0] = -7: block id out of range");
+  // The same id one column past sequence 1's last block is never read.
+  table = Tensor::copy_of(c.block_tables);
+  table.set({1, 1}, -7);
+  a.block_tables = table;
+  CHECK_NOTHROW(paged_attention_v2(a, Precision::exact));
+  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel));
+
+  const std::int64_t cols = c.block_tables.size(1);
+  Tensor table_i64(DType::i64, {2, cols});
+  a = c.args();
+  a.block_tables = table_i64;
+  expect_error(a, "block_tables: dtype i64, expected i32");
+  Tensor table_f32(DType::f32, {2, cols});
+  a.block_tables = table_f32;
+  expect_error_v1(a, "block_tables: dtype f32, expected i32");
+
+  Tensor table_rank1(DType::i32, {2 * cols});
+  a.block_tables = table_rank1;
+  expect_error(a, "block_tables: rank 1 with shape");
+  expect_error(a, "expected [num_seqs, max_num_blocks_per_seq]");
+  Tensor table_rank3(DType::i32, {2, cols, 1});
+  a.block_tables = table_rank3;
+  expect_error_v1(a, "block_tables: rank 3 with shape [2, " + std::to_string(cols) + ", 1]");
+  Tensor table_rows(DType::i32, {3, cols});
+  a.block_tables = table_rows;
+  expect_error(a, "block_tables: shape [3, " + std::to_string(cols) + "] does not match");
+  expect_error(a, "(dim 0 should be 2)");
+}
+
+TEST_CASE("negative partition_size and max_seq_len are rejected") {
+  const cases::DecodeCase c = cases::make_decode_case(small());
+  DecodeArgs a = c.args();
+  a.partition_size = -32;
+  for (Precision prec : {Precision::exact, Precision::kernel})
+    expect_error(a, "partition_size = -32 is not a positive multiple of block_size = 16", prec);
+  a.partition_size = 0;
+  expect_error(a, "partition_size = 0 is not a positive multiple of block_size = 16");
+  // V1 has no partitions: partition_size is not read.
+  a.partition_size = -32;
+  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel));
+
+  a = c.args();
+  a.max_seq_len = -1;
+  for (Precision prec : {Precision::exact, Precision::kernel}) {
+    expect_error(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
+    expect_error_v1(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
+  }
+}
+
+TEST_CASE("the V1 entry point checks its inputs like V2") {
+  const cases::DecodeCase c = cases::make_decode_case(small());
+  DecodeArgs a = c.args();
+  Tensor q_i32(DType::i32, {2, 4, 32});
+  a.query = q_i32;
+  expect_error_v1(a, "query: dtype i32, expected f32, f16 or bf16");
+
+  a = c.args();
+  Tensor v_bf16(DType::bf16, c.value_cache.shape());
+  a.value_cache = v_bf16;
+  expect_error_v1(a, "value_cache: dtype bf16 differs from key_cache's f16");
+
+  Tensor table = Tensor::copy_of(c.block_tables);
+  table.set({0, 1}, 9999);
+  a = c.args();
+  a.block_tables = table;
+  expect_error_v1(a, "block_tables[0][1] = 9999: block id out of range");
+
+  Tensor lens(DType::i32, {2});
+  lens.set({0}, -3);
+  lens.set({1}, 5);
+  a = c.args();
+  a.seq_lens = lens;
+  expect_error_v1(a, "seq_lens[0] = -3: negative length");
+  a = c.args();
+  a.max_seq_len = 10;
+  expect_error_v1(a, "seq_lens[0] = 20 exceeds max_seq_len = 10");
+
+  expect_error_v1(c.args(), "KernelConfig: warp_size = 48 (supported: 32, 64)", Precision::kernel, {48, 128});
+  expect_error_v1(c.args(), "KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32",
+                  Precision::kernel, {32, 96});
+}

@@ -1,0 +1,215 @@
+// The standalone V2 reduce (paged_attention_v2_reduce) on caller-given partials: its input
+// checks (each pao::Error names the tensor and the rule, and KernelConfig follows the rules of
+// the V1/V2 entry points), and that it never reads the partials of partitions at or past a
+// sequence's end, whatever they hold.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "pao/core/error.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "support/compare.hpp"
+#include "support/decode_cases.hpp"
+#include "support/expect_error.hpp"
+
+using namespace pao;
+
+namespace {
+
+// Two sequences of 20 and 5 tokens, partitions of 16 and max_seq_len 64: 4 partitions, of
+// which sequence 0 uses 2 and sequence 1 uses 1.
+cases::Case reduce_spec() {
+  cases::Case s;
+  s.num_seqs = 2;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_size = 32;
+  s.block_size = 16;
+  s.seq_lens = {20, 5};
+  s.max_seq_len = 64;
+  s.partition_size = 16;
+  s.seed = 31;
+  return s;
+}
+
+void expect_reduce_error(const ReduceArgs& args, const std::string& fragment,
+                         Precision prec = Precision::kernel, KernelConfig cfg = {}) {
+  test::expect_error_from([&] { return paged_attention_v2_reduce(args, prec, cfg); }, fragment);
+}
+
+}  // namespace
+
+TEST_CASE("the standalone reduce checks KernelConfig with the V1/V2 rules") {
+  const cases::DecodeCase c = cases::make_decode_case(reduce_spec());
+  const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel);
+  const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, 16};
+  CHECK_NOTHROW(paged_attention_v2_reduce(r, Precision::kernel));
+  // The same configs, the same messages as the V1/V2 entry points.
+  for (const KernelConfig bad : {KernelConfig{48, 96}, KernelConfig{48, 128}, KernelConfig{0, 128}}) {
+    expect_reduce_error(r, "KernelConfig: warp_size = ", Precision::kernel, bad);
+    CHECK_THROWS_WITH_AS(paged_attention_v2(c.args(), Precision::kernel, bad),
+                         doctest::Contains("(supported: 32, 64)"), Error);
+    CHECK_THROWS_WITH_AS(paged_attention_v2_reduce(r, Precision::kernel, bad),
+                         doctest::Contains("(supported: 32, 64)"), Error);
+  }
+  expect_reduce_error(r, "KernelConfig: warp_size = 48 (supported: 32, 64)", Precision::kernel, {48, 96});
+  expect_reduce_error(r, "KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32",
+                      Precision::kernel, {32, 96});
+  expect_reduce_error(r, "KernelConfig: threads_per_cta = 32 must be a power-of-two number of warps of 64",
+                      Precision::kernel, {64, 32});
+  expect_reduce_error(r, "KernelConfig: threads_per_cta = 0 must be a power-of-two number of warps of 32",
+                      Precision::kernel, {32, 0});
+  CHECK_THROWS_WITH_AS(
+      paged_attention_v1(c.args(), Precision::kernel, {32, 96}),
+      doctest::Contains("KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32"),
+      Error);
+  for (const KernelConfig good : {KernelConfig{32, 32}, KernelConfig{64, 64}, KernelConfig{32, 512}})
+    CHECK_NOTHROW(paged_attention_v2_reduce(r, Precision::kernel, good));
+}
+
+TEST_CASE("the standalone reduce's input errors name the tensor and the rule") {
+  const cases::DecodeCase c = cases::make_decode_case(reduce_spec());
+  const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel);
+  const ReduceArgs good{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, 16};
+  REQUIRE(v2.tmp_out.shape() == Shape{2, 4, 4, 32});
+
+  for (Precision prec : {Precision::kernel, Precision::exact}) {
+    ReduceArgs a = good;
+    Tensor tmp_i32(DType::i32, {2, 4, 4, 32});
+    a.tmp_out = tmp_i32;
+    expect_reduce_error(a, "tmp_out: dtype i32, expected f32, f16 or bf16", prec);
+
+    a = good;
+    Tensor tmp_rank3(DType::f16, {2, 4, 128});
+    a.tmp_out = tmp_rank3;
+    expect_reduce_error(a,
+                        "tmp_out: rank 3 with shape [2, 4, 128], expected [num_seqs, num_heads, "
+                        "max_num_partitions, head_size]",
+                        prec);
+
+    a = good;
+    Tensor ml_f16(DType::f16, {2, 4, 4});
+    a.max_logits = ml_f16;
+    expect_reduce_error(a, "max_logits: dtype f16, expected f32", prec);
+
+    a = good;
+    Tensor ml_short(DType::f32, {2, 4, 3});
+    a.max_logits = ml_short;
+    expect_reduce_error(a,
+                        "max_logits: shape [2, 4, 3] does not match [num_seqs, num_heads, "
+                        "max_num_partitions] (as tmp_out) (dim 2 should be 4)",
+                        prec);
+
+    a = good;
+    Tensor es_bf16(DType::bf16, {2, 4, 4});
+    a.exp_sums = es_bf16;
+    expect_reduce_error(a, "exp_sums: dtype bf16, expected f32", prec);
+
+    a = good;
+    Tensor es_heads(DType::f32, {2, 3, 4});
+    a.exp_sums = es_heads;
+    expect_reduce_error(a, "exp_sums: shape [2, 3, 4] does not match", prec);
+    expect_reduce_error(a, "(dim 1 should be 4)", prec);
+
+    a = good;
+    Tensor es_rank2(DType::f32, {2, 16});
+    a.exp_sums = es_rank2;
+    expect_reduce_error(a, "exp_sums: rank 2 with shape [2, 16]", prec);
+
+    a = good;
+    Tensor lens_f32(DType::f32, {2});
+    a.seq_lens = lens_f32;
+    expect_reduce_error(a, "seq_lens: dtype f32, expected i32", prec);
+
+    a = good;
+    Tensor lens3(DType::i32, {3});
+    a.seq_lens = lens3;
+    expect_reduce_error(a, "seq_lens: shape [3] does not match [num_seqs] (dim 0 should be 2)", prec);
+
+    Tensor lens(DType::i32, {2});
+    lens.set({0}, 20);
+    lens.set({1}, -1);
+    a = good;
+    a.seq_lens = lens;
+    expect_reduce_error(a, "seq_lens[1] = -1: negative length", prec);
+
+    a = good;
+    a.partition_size = -16;
+    expect_reduce_error(a, "partition_size = -16: must be positive", prec);
+    a.partition_size = 0;
+    expect_reduce_error(a, "partition_size = 0: must be positive", prec);
+
+    // Too few partitions: 65 tokens need 5 partitions of 16, tmp_out holds 4.
+    lens.set({1}, 65);
+    a = good;
+    a.seq_lens = lens;
+    expect_reduce_error(
+        a, "seq_lens[1] = 65 needs 5 partitions of 16 but tmp_out holds max_num_partitions = 4", prec);
+    // ... and 20 tokens need 5 partitions of 4.
+    a = good;
+    a.partition_size = 4;
+    expect_reduce_error(
+        a, "seq_lens[0] = 20 needs 5 partitions of 4 but tmp_out holds max_num_partitions = 4", prec);
+    lens.set({1}, 64);  // exactly 4 partitions: accepted
+    a = good;
+    a.seq_lens = lens;
+    CHECK_NOTHROW(paged_attention_v2_reduce(a, prec));
+  }
+}
+
+TEST_CASE("the standalone reduce never reads partitions past a sequence's end") {
+  // Sequence lengths that end at, just past and well before partition boundaries, and one
+  // empty sequence; max_seq_len leaves unused partitions for every sequence.
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+    cases::Case spec = reduce_spec();
+    spec.num_seqs = 5;
+    spec.seq_lens = {20, 5, 32, 0, 49};
+    spec.max_seq_len = 128;
+    spec.dtype = dtype;
+    spec.distribution = cases::ValueDistribution::large_logits;
+    spec.seed = 32 + static_cast<std::uint64_t>(dtype);
+    const cases::DecodeCase c = cases::make_decode_case(spec);
+    for (Precision prec : {Precision::kernel, Precision::exact}) {
+      for (const KernelConfig cfg : {KernelConfig{32, 128}, KernelConfig{64, 256}}) {
+        INFO(test::describe(spec), " warp=", cfg.warp_size, " threads=", cfg.threads_per_cta,
+             " exact=", prec == Precision::exact);
+        const DecodeOutputs v2 = paged_attention_v2(c.args(), prec, cfg);
+        const std::int64_t P = v2.max_logits.size(2);
+        REQUIRE(P == 8);
+        const ReduceArgs clean{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, spec.partition_size};
+        const DecodeOutputs ref = paged_attention_v2_reduce(clean, prec, cfg);
+
+        // Garbage in every partition at or past each sequence's end: NaN, +inf and huge values,
+        // which would win the max or poison the sums if read.
+        Tensor tmp = Tensor::copy_of(v2.tmp_out), mx = Tensor::copy_of(v2.max_logits),
+               sm = Tensor::copy_of(v2.exp_sums);
+        std::int64_t poisoned = 0;
+        for (std::int64_t s = 0; s < spec.num_seqs; ++s) {
+          const std::int64_t used =
+              (spec.seq_lens[static_cast<std::size_t>(s)] + spec.partition_size - 1) / spec.partition_size;
+          for (std::int64_t h = 0; h < spec.num_heads; ++h)
+            for (std::int64_t p = used; p < P; ++p, ++poisoned) {
+              mx.set({s, h, p}, p % 2 ? kNaN : 1e30);
+              sm.set({s, h, p}, p % 3 == 0 ? kInf : p % 3 == 1 ? kNaN : 1e30);
+              for (std::int64_t d = 0; d < spec.head_size; ++d) tmp.set({s, h, p, d}, d % 2 ? kNaN : 1e4);
+            }
+        }
+        REQUIRE(poisoned > 0);
+        const ReduceArgs dirty{tmp, mx, sm, c.seq_lens, spec.partition_size};
+        const DecodeOutputs got = paged_attention_v2_reduce(dirty, prec, cfg);
+        CHECK(test::bitwise_equal(got.out, ref.out));
+        if (prec == Precision::kernel) {
+          CHECK(test::bitwise_equal(got.out, v2.out));  // the reduce V2 ran itself
+        } else {
+          CHECK(test::bitwise_equal(got.out_f64, ref.out_f64));
+        }
+        // The empty sequence reduces to 0.
+        for (std::int64_t h = 0; h < spec.num_heads; ++h) CHECK(got.out.at({3, h, 7}) == 0.0);
+      }
+    }
+  }
+}

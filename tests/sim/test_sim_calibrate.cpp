@@ -1,0 +1,85 @@
+// Calibration: the measurement CSV, the metrics, and recovering known parameters from synthetic
+// measurements.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "pao/core/error.hpp"
+#include "pao/sim/model/device.hpp"
+#include "pao/sim/studies/calibrate.hpp"
+
+using namespace pao::sim;
+
+namespace {
+
+/// A small synthetic data set (cheap to simulate) from a device that plays the hardware.
+std::string small_csv(const Device& truth) {
+  std::ostringstream os;
+  os << "# synthetic\nkernel,num_seqs,num_heads,head_size,seq_len,partition_size,time_us\n";
+  for (int seqs : {1, 2, 4})
+    for (int len : {128, 512, 2048, 4096})
+      for (const char* k : {"v1", "v2"}) {
+        Measurement m;
+        m.workload.num_seqs = seqs;
+        m.workload.num_heads = 8;
+        m.workload.num_kv_heads = 8;
+        m.workload.seq_lens.assign(static_cast<std::size_t>(seqs), len);
+        m.kernel = parse_kernel_spec(k, {});
+        os << k << "," << seqs << ",8,128," << len << ",512," << predict_time(truth, m) << "\n";
+      }
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("sim calibrate: Spearman") {
+  CHECK(spearman({1, 2, 3, 4}, {10, 20, 30, 40}) == doctest::Approx(1));
+  CHECK(spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == doctest::Approx(-1));
+  CHECK(spearman({1, 2, 2, 3}, {1, 2, 2, 3}) == doctest::Approx(1));
+}
+
+TEST_CASE("sim calibrate: CSV errors name the line and the column") {
+  const std::string head = "kernel,num_seqs,num_heads,head_size,seq_len,time_us\n";
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs\nv1,1\n", "m.csv"),
+                       doctest::Contains("missing required column"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,abc\n", "m.csv"),
+                       doctest::Contains("m.csv:2: time_us"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100\n", "m.csv"), doctest::Contains("5 cells"),
+                       pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs,bogus\n", "m.csv"),
+                       doctest::Contains("unknown column 'bogus'"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,-5\n", "m.csv"),
+                       doctest::Contains("must be positive"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head, "m.csv"), doctest::Contains("no measurements"), pao::Error);
+  const auto rows =
+      parse_measurements("# c\n" + head + "v1,2,8,128,100,5.5\r\nv2:1024,2,8,128,100,6\n", "m.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1].kernel.partition_size == 1024);
+  CHECK(rows[0].group == rows[1].group);
+}
+
+TEST_CASE("sim calibrate: recovers known parameters from synthetic measurements") {
+  const Device stock = load_device("bi-v100");
+  Device truth = stock;
+  set_device_field(truth, "dram_achievable_gbps", 800, "assumed", "test truth");
+  set_device_field(truth, "iteration_latency_us", 0.6, "assumed", "test truth");
+  set_device_field(truth, "cta_dispatch_overhead_us", 2.0, "assumed", "test truth");
+  set_device_field(truth, "inter_kernel_gap_us", 5.0, "assumed", "test truth");
+  const auto rows = parse_measurements(small_csv(truth), "synthetic");
+  CalibrationOptions o;
+  o.holdout_fraction = 0.25;
+  const CalibrationResult r = calibrate(stock, rows, o, "synthetic");
+  INFO("iterations " << r.iterations);
+  CHECK(r.test_rows > 0);
+  CHECK(r.test_after.mape < 0.01);
+  CHECK(r.test_after.mape < r.test_before.mape);
+  CHECK(r.test_after.spearman > 0.99);
+  CHECK(r.calibrated.iteration_latency_us == doctest::Approx(0.6).epsilon(0.03));
+  CHECK(r.calibrated.inter_kernel_gap_us == doctest::Approx(5.0).epsilon(0.05));
+  CHECK(r.calibrated.provenance.at("iteration_latency_us").confidence == "measured");
+  CHECK(r.calibrated.provenance.at("iteration_latency_us").source.find("synthetic") != std::string::npos);
+  // The calibrated descriptor is a valid descriptor.
+  const Device reloaded = parse_device(device_to_json(r.calibrated), "calibrated");
+  CHECK(reloaded.iteration_latency_us == r.calibrated.iteration_latency_us);
+}

@@ -1,0 +1,81 @@
+// `pao diff GOLDEN ACTUAL`: a vendor's outputs against goldens, tensor by tensor, with the
+// location, pattern and histogram of every mismatch. Exit 0: all pass; 1: a mismatch; 2: bad input.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "commands.hpp"
+#include "pao/core/error.hpp"
+#include "pao/diff/report.hpp"
+#include "pao/io/atomic_file.hpp"
+
+namespace pao::cli {
+
+namespace {
+
+void write_text_file(const std::string& path, const std::string& text) {
+  write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+}  // namespace
+
+int run_diff(int argc, char** argv) {
+  CLI::App app{
+      "Compares a vendor's outputs (ACTUAL) with goldens (GOLDEN). Each is a .safetensors file, an npy "
+      "folder,\n"
+      "or a folder of cases (GOLDEN's manifest.json lists them; ACTUAL holds <case id>.safetensors or <case "
+      "id>/).\n"
+      "ACTUAL may hold any of: out, v1.out, v2.out, v2.tmp_out, v2.max_logits, v2.exp_sums (decode; vLLM's "
+      "names\n"
+      "tmp_out, max_logits, exp_sums work too) or out, prefix.out (prefix).\n\n"
+      "policies (docs/golden.md): out, v1.out, v2.out, prefix.out: max|a - exact| <= k x max|oracle kernel - "
+      "exact|\n"
+      "+ floor (k = 2); V2 partials: |a - e| <= atol + rtol |e| against the golden's partials (torch's "
+      "defaults).\n"
+      "Exit status: 0 all pass, 1 a mismatch, 2 bad input.\n\n"
+      "examples:\n"
+      "  pao diff goldens/smoke vendor_out/ --json report.json --junit report.xml\n"
+      "  pao diff case.safetensors vendor_case.safetensors --reduce --policy v2.exp_sums:rtol=1e-5",
+      "pao diff"};
+  std::string golden, actual, json_path, junit_path;
+  std::vector<std::string> policies;
+  bool reduce = false, verbose = false, quiet = false;
+  std::size_t max_rows = 8;
+  app.add_option("GOLDEN", golden, "golden file or folder")->required();
+  app.add_option("ACTUAL", actual, "vendor outputs: file or folder")->required();
+  app.add_flag("--reduce", reduce,
+               "also run the oracle's V2 reduce on ACTUAL's partials: tells a partial-kernel bug from a "
+               "reduce-kernel bug");
+  app.add_option("--json", json_path, "write the report as JSON to FILE");
+  app.add_option("--junit", junit_path, "write the report as JUnit XML to FILE");
+  app.add_option(
+      "--policy", policies,
+      "NAME:key=value[,...] per tensor (NAME or *): rule=flash|elementwise|nmse, k, floor, atol, rtol, nmse");
+  app.add_flag("--verbose,-v", verbose, "details for passing tensors too");
+  app.add_flag("--quiet,-q", quiet, "print only the last line (N passed, N failed)");
+  app.add_option("--max-rows", max_rows, "rows per summary table")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  diff::DiffOptions options;
+  options.reduce = reduce;
+  for (const auto& p : policies) options.overrides.push_back(diff::parse_policy_override(p));
+  const diff::DiffReport report = diff::diff_paths(golden, actual, options);
+
+  if (!json_path.empty()) write_text_file(json_path, diff::render_json(report));
+  if (!junit_path.empty()) write_text_file(junit_path, diff::render_junit(report));
+  if (quiet) {
+    std::printf("%lld passed, %lld failed\n", static_cast<long long>(report.passed()),
+                static_cast<long long>(report.failed()));
+  } else {
+    diff::TextOptions text;
+    text.verbose = verbose;
+    text.max_rows = max_rows;
+    std::fputs(diff::render_text(report, text).c_str(), stdout);
+  }
+  return report.failed() == 0 ? 0 : 1;
+}
+
+}  // namespace pao::cli

@@ -1,0 +1,127 @@
+// `pao golden`: writes golden files for one or more case JSON files or for a suite, with a
+// manifest; resumable, shardable, `--jobs` cases at a time; merges shard manifests.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "cli_progress.hpp"
+#include "commands.hpp"
+#include "pao/core/error.hpp"
+#include "pao/golden/run.hpp"
+
+namespace pao::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+}  // namespace
+
+int run_golden(int argc, char** argv) {
+  CLI::App app{
+      "Writes golden files: seeded inputs, exact outputs (out, out_exact) and the oracle's kernel-precision\n"
+      "outputs (decode: v1.out, v2.out, v2.tmp_out, v2.max_logits, v2.exp_sums; prefix: prefix.out), one "
+      "file\n"
+      "per case, plus DIR/manifest.json. Re-running skips cases whose files are up to date.\n\n"
+      "examples:\n"
+      "  pao golden --case my_case.json --out goldens/\n"
+      "  pao golden --suite smoke --out goldens/smoke\n"
+      "  pao golden --suite vllm --full --shard 3/8 --out /scratch/vllm --jobs 2   (one of 8 machines)\n"
+      "  pao golden --merge-manifests /scratch/vllm                               (after all 8 shards)\n"
+      "  pao golden --suite long-context --list",
+      "pao golden"};
+  std::vector<std::string> case_files;
+  std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir;
+  bool full = false, list = false, list_suites_flag = false, force = false;
+  std::int32_t jobs = 1;
+  app.add_option("--case", case_files, "case JSON file (repeatable)")->check(CLI::ExistingFile);
+  app.add_option("--suite", suite, "suite name in data/cases (or a suite .json path)");
+  app.add_option("--out", out_dir, "output folder");
+  app.add_flag("--full", full, "the suite's full product instead of its pairwise cover");
+  app.add_option("--shard", shard_text, "i/N: only this machine's share of the suite (0 <= i < N)");
+  app.add_option("--jobs,-j", jobs, "cases generated at once (OpenMP threads are divided among them)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--format", format_text, "safetensors, or npy (a folder per case, bf16/fp8 as raw bits)")
+      ->capture_default_str();
+  app.add_flag("--force", force, "regenerate cases even when their files are up to date");
+  app.add_flag("--list", list, "print the case ids (of --suite / --case, after --full and --shard) and exit");
+  app.add_flag("--list-suites", list_suites_flag, "print the suites in data/cases and exit");
+  app.add_option("--merge-manifests", merge_dir,
+                 "fold DIR/manifest-shard-*-of-N.json into DIR/manifest.json");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  if (list_suites_flag) {
+    for (const auto& s : cases::list_suites(cases::cases_dir()))
+      std::printf("%-14s %s\n", s.name.c_str(), s.description.c_str());
+    return 0;
+  }
+  if (!merge_dir.empty()) {
+    const golden::Manifest m = golden::merge_shard_manifests(merge_dir);
+    std::printf("merged %zu cases into %s\n", m.entries.size(),
+                (fs::path(merge_dir) / "manifest.json").c_str());
+    return 0;
+  }
+  require(suite.empty() != case_files.empty(),
+          "give either --suite NAME or --case FILE (see pao golden --help)");
+  require(!full || !suite.empty(), "--full applies to --suite");
+
+  std::vector<cases::Case> cases;
+  std::optional<cases::Shard> shard;
+  if (!suite.empty()) {
+    cases = cases::expand_suite(cases::find_suite(suite, cases::cases_dir()), full);
+    if (!shard_text.empty()) {
+      shard = cases::parse_shard(shard_text);
+      cases = cases::select_shard(cases, *shard);
+    }
+  } else {
+    require(shard_text.empty(), "--shard applies to --suite");
+    for (const auto& f : case_files) cases.push_back(cases::load_case_file(f));
+  }
+  if (list) {
+    for (const auto& c : cases) std::printf("%s\n", c.id.c_str());
+    return 0;
+  }
+  require(!out_dir.empty(), "--out DIR is required");
+
+  golden::GoldenRunOptions options;
+  options.out_dir = out_dir;
+  options.format = golden::parse_golden_format(format_text);
+  options.jobs = jobs;
+  options.force = force;
+  options.suite = suite.empty() ? "" : fs::path(suite).stem().string();
+  options.full = full;
+  options.shard = shard;
+  double total_cost = 0;
+  for (const auto& c : cases) total_cost += golden::estimated_cost(c);
+  Progress progress(cases.size(), total_cost, ::isatty(fileno(stderr)) != 0);
+  std::uint64_t bytes = 0;
+  options.on_event = [&](const golden::GoldenEvent& e) {
+    if (e.kind == golden::GoldenEvent::Kind::written || e.kind == golden::GoldenEvent::Kind::skipped)
+      bytes += e.bytes;
+    progress.on_event(e);
+  };
+  const golden::GoldenRunResult result = golden::run_golden(cases, options);
+  progress.finish();
+
+  std::printf("%zu cases: %zu written, %zu up to date, %zu failed; %s in %s\nmanifest: %s\n", cases.size(),
+              result.written, result.skipped, result.failures.size(),
+              format_bytes(static_cast<double>(bytes)).c_str(), out_dir.c_str(),
+              result.manifest_path.c_str());
+  for (const auto& [id, message] : result.failures)
+    std::fprintf(stderr, "failed: %s: %s\n", id.c_str(), message.c_str());
+  if (shard) {
+    std::printf("when all %d shards are done: pao golden --merge-manifests %s\n", shard->count,
+                out_dir.c_str());
+  }
+  return result.failures.empty() ? 0 : 2;
+}
+
+}  // namespace pao::cli

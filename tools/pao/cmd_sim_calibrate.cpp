@@ -1,0 +1,114 @@
+// `pao sim calibrate`: fit a descriptor to measured times; held-out error; calibrated descriptor.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <functional>
+#include <memory>
+
+#include "pao/core/error.hpp"
+#include "pao/sim/studies/calibrate.hpp"
+#include "pao/sim/studies/svg.hpp"
+#include "sim_options.hpp"
+
+namespace pao::cli::sim_commands {
+using Action = std::function<int()>;
+
+namespace {
+
+struct CalibrateOptions {
+  sim::DeviceOptions device;
+  std::string measurements;
+  std::string out_file;
+  std::vector<std::string> parameters;
+  double holdout = 0.25;
+  int max_iterations = 30;
+  int jobs = 0;
+  std::string synthesize;
+  double noise = 0.03;
+  std::uint64_t seed = 1;
+};
+
+void print_report(const char* what, const sim::ErrorReport& r) {
+  std::printf("  %-22s %4zu rows  MAPE %6.2f%%  max %6.2f%%  Spearman %6.3f  decisions %5.1f%% of %zu\n",
+              what, r.rows, 100 * r.mape, 100 * r.max_error, r.spearman, 100 * r.decision_accuracy,
+              r.decisions);
+}
+
+int execute(const CalibrateOptions& o) {
+  const sim::Device device = o.device.load();
+  if (!o.synthesize.empty()) {
+    sim::write_text_file(o.synthesize, sim::synthesize_measurements_csv(device, o.noise, o.seed));
+    std::printf("wrote SYNTHETIC measurements from %s (noise %.3g, seed %llu) to %s\n", device.name.c_str(),
+                o.noise, static_cast<unsigned long long>(o.seed), o.synthesize.c_str());
+    return 0;
+  }
+  require(!o.measurements.empty(),
+          "calibrate: --measurements FILE.csv is required (or --synthesize OUT.csv)");
+  const auto rows = sim::load_measurements(o.measurements);
+  sim::CalibrationOptions copts;
+  if (!o.parameters.empty()) copts.parameters = o.parameters;
+  copts.holdout_fraction = o.holdout;
+  copts.max_iterations = o.max_iterations;
+  copts.threads = o.jobs;
+  const auto r = sim::calibrate(device, rows, copts, o.measurements);
+
+  std::printf("device %s, %zu measurements from %s\n", device.name.c_str(), rows.size(),
+              o.measurements.c_str());
+  std::printf("fit %zu parameters on %zu rows (%d iterations), held out %zu rows\n\n", r.parameters.size(),
+              r.train_rows, r.iterations, r.test_rows);
+  std::printf("  %-28s %12s %12s\n", "parameter", "before", "after");
+  for (std::size_t j = 0; j < r.parameters.size(); ++j)
+    std::printf("  %-28s %12.4g %12.4g\n", r.parameters[j].c_str(), r.before[j], r.after[j]);
+  std::printf("\n");
+  print_report("train, uncalibrated", r.train_before);
+  print_report("train, calibrated", r.train_after);
+  print_report("held-out, uncalibrated", r.test_before);
+  print_report("held-out, calibrated", r.test_after);
+  if (!o.out_file.empty()) {
+    sim::write_text_file(o.out_file, sim::device_to_json(r.calibrated));
+    std::printf("\ncalibrated descriptor: %s (use it with --device %s)\n", o.out_file.c_str(),
+                o.out_file.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate(CLI::App& sim, Action& action) {
+  auto opts = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = sim.add_subcommand(
+      "calibrate",
+      "fit achievable bandwidth, per-iteration latency, per-CTA and inter-kernel overheads to measured times "
+      "(least squares); report held-out MAPE, max error, Spearman, V1-vs-V2 decision accuracy");
+  opts->device.add_to(*cmd);
+  cmd->add_option(
+      "--measurements,-m", opts->measurements,
+      "CSV: kernel,num_seqs,num_heads,head_size,seq_len,time_us[,num_kv_heads,block_size,query_len,"
+      "partition_size,max_seq_len,dtype,kv_cache_dtype,timing(gpu|host),device,stddev_us,repeats,"
+      "achieved_gbps,note]; '#' lines are comments (docs/simulator.md)");
+  cmd->add_option("--out,-o", opts->out_file, "write the calibrated descriptor (JSON) here");
+  cmd->add_option("--param", opts->parameters,
+                  "descriptor fields to fit (repeatable; default: dram_achievable_gbps iteration_latency_us "
+                  "cta_dispatch_overhead_us inter_kernel_gap_us; + launch_latency_us with host timing)");
+  cmd->add_option("--holdout", opts->holdout, "fraction of workload groups held out for the error report")
+      ->capture_default_str();
+  cmd->add_option("--max-iterations", opts->max_iterations, "Levenberg-Marquardt iterations")
+      ->capture_default_str();
+  cmd->add_option("--jobs,-j", opts->jobs, "threads (results do not depend on it)");
+  cmd->add_option(
+      "--synthesize", opts->synthesize,
+      "instead: write SYNTHETIC measurements simulated on --device (with --set what-ifs) to this CSV, "
+      "to test the pipeline");
+  cmd->add_option("--noise", opts->noise, "--synthesize: lognormal noise sigma")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "--synthesize: random seed")->capture_default_str();
+  cmd->footer(
+      "\nexamples:\n"
+      "  pao sim calibrate --device h200 --measurements data/measurements/h200-decode.csv --out "
+      "h200-calibrated.json\n"
+      "  # round trip on synthetic data: simulate a 'true' device, then fit the stock one to it\n"
+      "  pao sim calibrate -d h200 --set dram_achievable_gbps=3900 --set iteration_latency_us=0.8 "
+      "--synthesize truth.csv\n"
+      "  pao sim calibrate -d h200 -m truth.csv");
+  cmd->callback([opts, &action] { action = [opts] { return execute(*opts); }; });
+}
+
+}  // namespace pao::cli::sim_commands

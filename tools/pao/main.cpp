@@ -1,0 +1,61 @@
+// `pao`: the command-line front end. Dispatches `pao <command> ...` to the subcommand files.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string_view>
+
+#include "commands.hpp"
+#include "pao/core/error.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);
+};
+
+constexpr Command kCommands[] = {
+    {"example", "run one decode case on the embedded defaults (V1 vs V2, exact vs kernel)",
+     pao::cli::run_example},
+    {"sim", "time kernels on a GPU model: run, sweep, advise, calibrate", pao::cli::run_sim},
+    {"golden", "write golden files for a case or a suite (resumable, shardable)", pao::cli::run_golden},
+    {"diff", "compare vendor outputs with goldens: locations, patterns, JSON/JUnit", pao::cli::run_diff},
+    {"mutate", "vendor-style outputs from goldens, optionally with a planted bug (to try pao diff)",
+     pao::cli::run_mutate},
+};
+
+void print_usage() {
+  std::printf(
+      "pao — Paged Attention Oracle\n\n"
+      "usage: pao <command> [options]     (pao <command> --help for details)\n\ncommands:\n");
+  for (const auto& c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
+    print_usage();
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::string_view(argv[1]) == "--version") {
+    std::printf("pao %s\n", PAO_VERSION);
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (std::string_view(argv[1]) != c.name) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const pao::Error& e) {
+      std::fprintf(stderr, "pao %s: error: %s\n", c.name, e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "pao %s: internal error: %s\n", c.name, e.what());
+      return 3;
+    }
+  }
+  std::fprintf(stderr, "pao: unknown command '%s'\n\n", argv[1]);
+  print_usage();
+  return 2;
+}

@@ -1,0 +1,116 @@
+// CLI11 bindings of the options shared by the `pao sim` subcommands.
+#include "sim_options.hpp"
+
+#include <filesystem>
+
+#include "pao/core/error.hpp"
+#include "pao/golden/reader.hpp"
+
+namespace pao::sim {
+
+void DeviceOptions::add_to(CLI::App& app) {
+  app.add_option("--device,-d", device,
+                 "device descriptor: a name in data/devices (bi-v100, a100-40gb, h100-sxm, h200) or a path "
+                 "to a .json")
+      ->capture_default_str();
+  app.add_option(
+      "--set", sets,
+      "override a descriptor field for a what-if, e.g. --set num_sms=32 --set dram_achievable_gbps=900 "
+      "(repeatable; any field of the descriptor)");
+}
+
+Device DeviceOptions::load() const {
+  Device d = load_device(device);
+  for (const auto& s : sets) apply_override(d, s);
+  return d;
+}
+
+void WorkloadOptions::add_to(CLI::App& app) {
+  auto* g = &app;
+  g->add_option("--case", case_file,
+                "workload from a case: a case JSON (docs/golden.md: what `pao golden --case` takes) or a "
+                "golden file; replaces the flags below, and its partition size / prefix tiles become the "
+                "kernel defaults");
+  g->add_option("--num-seqs", num_seqs, "sequences in the batch")->capture_default_str();
+  g->add_option("--num-heads", num_heads, "query heads")->capture_default_str();
+  g->add_option("--num-kv-heads", num_kv_heads, "KV heads (GQA/MQA); default: = --num-heads");
+  g->add_option("--head-size", head_size, "head size")->capture_default_str();
+  g->add_option("--block-size", block_size, "tokens per KV-cache block")->capture_default_str();
+  g->add_option("--seq-len", seq_len, "tokens of every sequence (context + new)")->capture_default_str();
+  g->add_option("--seq-lens", seq_lens, "per-sequence lengths, e.g. 100,4000,32000 (sets --num-seqs)");
+  g->add_option("--query-len", query_len, "prefix/fallback: new tokens per sequence (default 1 = decode)");
+  g->add_option("--query-lens", query_lens, "prefix/fallback: per-sequence new tokens, e.g. 512,512,1");
+  g->add_option(
+      "--max-seq-len", max_seq_len,
+      "max_seq_len passed to the kernel (V2 partitions, V1 shared memory); default: longest sequence");
+  g->add_option("--dtype", dtype, "activation dtype: f16, bf16, f32")->capture_default_str();
+  g->add_option("--kv-cache-dtype", kv_cache_dtype,
+                "KV cache dtype: auto (= --dtype), fp8, fp8_e4m3, fp8_e5m2")
+      ->capture_default_str();
+}
+
+cases::Case WorkloadOptions::to_case() const {
+  if (!case_file.empty()) {
+    const std::string ext = std::filesystem::path(case_file).extension().string();
+    if (ext == ".json") return cases::load_case_file(case_file);
+    return golden::golden_case_of(golden::TensorFile::open(case_file));
+  }
+  cases::Case c;
+  c.num_heads = num_heads;
+  c.num_kv_heads = num_kv_heads > 0 ? num_kv_heads : num_heads;
+  c.head_size = head_size;
+  c.block_size = block_size;
+  c.max_seq_len = max_seq_len;
+  c.dtype = parse_dtype(dtype, "--dtype");
+  c.kv_cache_dtype = cases::parse_kv_cache_dtype(kv_cache_dtype, "--kv-cache-dtype");
+  if (!seq_lens.empty()) {
+    c.seq_lens = parse_int_list(seq_lens, "--seq-lens");
+  } else {
+    require(num_seqs >= 0, "--num-seqs = ", num_seqs, ": must be >= 0");
+    c.seq_lens.assign(static_cast<std::size_t>(num_seqs), seq_len);
+  }
+  c.num_seqs = static_cast<std::int32_t>(c.seq_lens.size());
+  if (!query_lens.empty()) {
+    c.kernel = cases::CaseKernel::prefix;
+    c.query_lens = parse_int_list(query_lens, "--query-lens");
+  } else if (query_len > 0) {
+    c.kernel = cases::CaseKernel::prefix;
+    c.query_lens.assign(c.seq_lens.size(), query_len);
+  }
+  return c;
+}
+
+void KernelOptions::add_to(CLI::App& app) {
+  this->app = &app;
+  app.add_option("--partition-size", partition_size, "V2 partition size in tokens (vLLM: 512)")
+      ->capture_default_str();
+  app.add_option("--threads", threads_per_cta, "threads per decode CTA (vLLM NUM_THREADS)")
+      ->capture_default_str();
+  app.add_option("--regs", registers_per_thread,
+                 "registers per thread of the main kernel (default: the model's assumption per kernel)");
+  app.add_option("--block-m", block_m, "prefix: query rows per CTA (BLOCK_M)")->capture_default_str();
+  app.add_option("--block-n", block_n, "prefix: keys per new-token tile (BLOCK_N)")->capture_default_str();
+  app.add_option("--context-tile", context_tile, "prefix: keys per context tile (vLLM's TRITON_BLOCK_SIZE)")
+      ->capture_default_str();
+  app.add_option("--fallback-tile", fallback_tile, "fallback: tokens per host-loop K tile")
+      ->capture_default_str();
+}
+
+KernelConfig KernelOptions::defaults(const cases::Case* from_case) const {
+  KernelConfig k;
+  if (from_case) k = kernel_defaults_of(*from_case, k);
+  const auto given = [&](const char* flag) { return app == nullptr || app->count(flag) > 0; };
+  const auto take = [&](const char* flag, std::int32_t& field, std::int32_t value) {
+    if (!from_case || given(flag)) field = value;
+  };
+  take("--partition-size", k.partition_size, partition_size);
+  take("--threads", k.threads_per_cta, threads_per_cta);
+  take("--block-m", k.block_m, block_m);
+  take("--block-n", k.block_n, block_n);
+  take("--context-tile", k.context_tile, context_tile);
+  k.registers_per_thread = registers_per_thread;
+  k.fallback_tile = fallback_tile;
+  return k;
+}
+
+}  // namespace pao::sim

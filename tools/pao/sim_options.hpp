@@ -1,0 +1,63 @@
+// Command-line options shared by the `pao sim` subcommands (CLI11): the device (--device, --set),
+// the workload (--num-seqs ... or --case: a case JSON or a golden, read by pao's case model) and
+// the kernel's tuning parameters.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "pao/sim/model/device.hpp"
+#include "pao/sim/model/workload.hpp"
+
+namespace pao::sim {
+
+struct DeviceOptions {
+  std::string device = "bi-v100";
+  std::vector<std::string> sets;
+
+  void add_to(CLI::App& app);
+  /// Loads the descriptor and applies every --set in order.
+  Device load() const;
+};
+
+struct WorkloadOptions {
+  std::string case_file;  // a case JSON or a golden (.safetensors / npy folder)
+  std::int32_t num_seqs = 8;
+  std::int32_t num_heads = 32;
+  std::int32_t num_kv_heads = 0;  // 0: = num_heads
+  std::int32_t head_size = 128;
+  std::int32_t block_size = 16;
+  std::int32_t seq_len = 4096;
+  std::string seq_lens;        // "a,b,c" overrides seq_len and num_seqs
+  std::int32_t query_len = 0;  // prefix: new tokens per sequence (0 = 1, decode)
+  std::string query_lens;
+  std::int32_t max_seq_len = 0;
+  std::string dtype = "f16";
+  std::string kv_cache_dtype = "auto";
+
+  void add_to(CLI::App& app);
+  /// The case the options describe: --case's, or one built from the flags (a decode case, or a
+  /// prefix case when --query-len(s) give new tokens).
+  cases::Case to_case() const;
+  Workload build() const { return workload_of(to_case()); }
+  bool has_case() const { return !case_file.empty(); }
+};
+
+struct KernelOptions {
+  CLI::App* app = nullptr;  // to tell flags given from defaults
+  std::int32_t partition_size = 512;
+  std::int32_t threads_per_cta = 128;
+  std::int32_t registers_per_thread = 0;
+  std::int32_t block_m = 128;
+  std::int32_t block_n = 64;
+  std::int32_t context_tile = 32;
+  std::int32_t fallback_tile = 512;
+
+  void add_to(CLI::App& app);
+  /// The defaults every kernel spec ("v2:1024", ...) starts from: the flags, with `from_case`'s
+  /// tuning parameters in place of those not given on the command line.
+  KernelConfig defaults(const cases::Case* from_case = nullptr) const;
+};
+
+}  // namespace pao::sim
