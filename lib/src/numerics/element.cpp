@@ -10,10 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "pao/core/error.hpp"
 #include "pao/numerics/formats.hpp"
-#include "simd/x86_intrinsics.hpp"
+#include "simd/x86.hpp"
 
 namespace pao {
 namespace {
@@ -112,51 +113,17 @@ void decode_f16_to_f32(const void* src, float* dst, std::size_t n) {
   for (; i < n; ++i) dst[i] = decode_f16(load<std::uint16_t>(s, i));
 }
 
-void decode_bf16_to_f32(const void* src, float* dst, std::size_t n) {
-  const auto* s = static_cast<const unsigned char*>(src);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t u = std::uint32_t{load<std::uint16_t>(s, i)} << 16;
-    std::memcpy(dst + i, &u, sizeof u);
-  }
-}
-
-// f32 -> bf16 by the integer RNE trick, branch-free so that it vectorizes. Identical to
-// encode_bf16_from_f32 for every input (overflow carries into the inf code; float subnormals
-// round like any other value; NaN becomes the canonical code with its sign).
-inline std::uint16_t bf16_from_f32_fast(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-  const std::uint32_t nan = ((u >> 16) & 0x8000u) | 0x7FC0u;
-  return static_cast<std::uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
-}
-
 void encode_f32_to_f16(const float* src, void* dst, std::size_t n) {
   auto* d = static_cast<unsigned char*>(dst);
   std::size_t i = 0;
-  // The hardware conversion is RNE with IEEE overflow, like encode_f16, but keeps NaN
-  // payloads; a block holding a NaN is redone by the scalar path for the canonical code.
 #if defined(__AVX512F__)
-  for (; i + 16 <= n; i += 16) {
-    const __m512 x = _mm512_loadu_ps(src + i);
-    if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0) {
-      for (std::size_t j = i; j < i + 16; ++j) store(d, j, encode_f16_from_f32(src[j]));
-      continue;
-    }
-    const __m256i h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 2 * i), h);
-  }
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 2 * i),
+                        detail::encode_f16_x16(_mm512_loadu_ps(src + i)));
 #endif
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m256 x = _mm256_loadu_ps(src + i);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)) != 0) {
-      for (std::size_t j = i; j < i + 8; ++j) store(d, j, encode_f16_from_f32(src[j]));
-      continue;
-    }
-    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), h);
-  }
+#if defined(__F16C__) && defined(__AVX__)
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), detail::encode_f16_x8(_mm256_loadu_ps(src + i)));
 #endif
   for (; i < n; ++i) store(d, i, encode_f16_from_f32(src[i]));
 }
@@ -187,63 +154,152 @@ void encode_f64_to_f16(const double* src, void* dst, std::size_t n) {
   for (; i < n; ++i) store(d, i, encode_f16(src[i]));
 }
 
+/// The one dtype table: each dtype's storage type and scalar codecs (pao/numerics/formats.hpp for
+/// the float formats). Every conversion below is this table plus, where it pays, a fast path.
+template <DType dt>
+struct Codec;
+template <>
+struct Codec<DType::f64> {
+  using Bits = double;
+  static double decode(Bits b) { return b; }
+  static Bits encode(double v) { return v; }
+  static Bits encode(float v) { return v; }
+};
+template <>
+struct Codec<DType::f32> {
+  using Bits = float;
+  static float decode(Bits b) { return b; }
+  static Bits encode(double v) { return static_cast<float>(v); }
+  static Bits encode(float v) { return v; }
+};
+template <>
+struct Codec<DType::f16> {
+  using Bits = std::uint16_t;
+  static float decode(Bits b) { return decode_f16(b); }
+  static Bits encode(double v) { return encode_f16(v); }
+  static Bits encode(float v) { return encode_f16_from_f32(v); }
+};
+template <>
+struct Codec<DType::bf16> {
+  using Bits = std::uint16_t;
+  static float decode(Bits b) { return decode_bf16(b); }
+  static Bits encode(double v) { return encode_bf16(v); }
+  static Bits encode(float v) { return encode_bf16_from_f32(v); }
+};
+template <>
+struct Codec<DType::fp8_e4m3> {
+  using Bits = std::uint8_t;
+  static float decode(Bits b) { return decode_fp8_e4m3(b); }
+  static Bits encode(double v) { return encode_fp8_e4m3(v); }
+  static Bits encode(float v) { return encode_fp8_e4m3_from_f32(v); }
+};
+template <>
+struct Codec<DType::fp8_e5m2> {
+  using Bits = std::uint8_t;
+  static float decode(Bits b) { return decode_fp8_e5m2(b); }
+  static Bits encode(double v) { return encode_fp8_e5m2(v); }
+  static Bits encode(float v) { return encode_fp8_e5m2_from_f32(v); }
+};
+/// Integers: exact decode (i64 beyond 2^53 rounds to nearest); encode rounds half to even and
+/// throws outside the range [Lo, Hi) or on NaN.
+template <DType dt, typename T, double Lo, double Hi>
+struct IntegerCodec {
+  using Bits = T;
+  static double decode(Bits b) { return static_cast<double>(b); }
+  static Bits encode(double v) { return static_cast<T>(to_integer(dt, v, Lo, Hi)); }
+};
+template <>
+struct Codec<DType::i32> : IntegerCodec<DType::i32, std::int32_t, -0x1p31, 0x1p31> {};
+template <>
+struct Codec<DType::i64> : IntegerCodec<DType::i64, std::int64_t, -0x1p63, 0x1p63> {};
+template <>
+struct Codec<DType::u8> : IntegerCodec<DType::u8, std::uint8_t, 0.0, 256.0> {};
+
+/// fn(std::integral_constant<DType, t>{}): the runtime dtype as a compile-time one.
+template <typename Fn>
+decltype(auto) visit_dtype(DType t, const char* what, Fn&& fn) {
+  using D = DType;
+  switch (t) {
+    case D::f64:
+      return fn(std::integral_constant<D, D::f64>{});
+    case D::f32:
+      return fn(std::integral_constant<D, D::f32>{});
+    case D::f16:
+      return fn(std::integral_constant<D, D::f16>{});
+    case D::bf16:
+      return fn(std::integral_constant<D, D::bf16>{});
+    case D::fp8_e4m3:
+      return fn(std::integral_constant<D, D::fp8_e4m3>{});
+    case D::fp8_e5m2:
+      return fn(std::integral_constant<D, D::fp8_e5m2>{});
+    case D::i32:
+      return fn(std::integral_constant<D, D::i32>{});
+    case D::i64:
+      return fn(std::integral_constant<D, D::i64>{});
+    case D::u8:
+      return fn(std::integral_constant<D, D::u8>{});
+  }
+  fail(what, ": unknown dtype ", static_cast<int>(t));
+}
+
+template <DType dt>
+constexpr bool is_float_format = dt == DType::f16 || dt == DType::bf16 || is_fp8(dt);
+
+/// n elements of dtype dt at src, decoded into Dst (float or double).
+template <DType dt, typename Dst>
+void decode_run(const void* src, Dst* dst, std::size_t n) {
+  using C = Codec<dt>;
+  if constexpr (std::is_same_v<typename C::Bits, Dst>) {
+    if (n != 0) std::memcpy(dst, src, n * sizeof(Dst));
+  } else if constexpr (std::is_same_v<Dst, float> && dt == DType::f16) {
+    decode_f16_to_f32(src, dst, n);
+  } else if constexpr (std::is_same_v<Dst, float> && is_fp8(dt)) {
+    decode_fp8_to_f32(dt, src, dst, n);
+  } else if constexpr (std::is_same_v<Dst, double> && is_float_format<dt>) {
+    // Through an L1-resident float block: the f32 decoders are the vectorized ones, and every
+    // value of these formats is a float.
+    constexpr std::size_t kBlock = 256;
+    float buf[kBlock];
+    const auto* s = static_cast<const unsigned char*>(src);
+    for (std::size_t i = 0; i < n; i += kBlock) {
+      const std::size_t m = std::min(kBlock, n - i);
+      decode_run<dt, float>(s + sizeof(typename C::Bits) * i, buf, m);
+      for (std::size_t j = 0; j < m; ++j) dst[i + j] = buf[j];
+    }
+  } else {  // f32 <-> f64, bf16 (a shift), the integers
+    for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(C::decode(load<typename C::Bits>(src, i)));
+  }
+}
+
+/// n values of Src (float or double) encoded as dtype dt at dst, element by element as
+/// encode_element would (so the integer dtypes throw on out-of-range values).
+template <DType dt, typename Src>
+void encode_run(const Src* src, void* dst, std::size_t n) {
+  using C = Codec<dt>;
+  if constexpr (std::is_same_v<typename C::Bits, Src>) {
+    if (n != 0) std::memcpy(dst, src, n * sizeof(Src));
+  } else if constexpr (dt == DType::f16 && std::is_same_v<Src, float>) {
+    encode_f32_to_f16(src, dst, n);
+  } else if constexpr (dt == DType::f16) {
+    encode_f64_to_f16(src, dst, n);
+  } else if constexpr (std::is_integral_v<typename C::Bits>) {
+    for (std::size_t i = 0; i < n; ++i) store(dst, i, C::encode(static_cast<double>(src[i])));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) store(dst, i, C::encode(src[i]));
+  }
+}
+
 }  // namespace
 
 double decode_element(DType t, const void* p) {
-  switch (t) {
-    case DType::f64:
-      return load<double>(p);
-    case DType::f32:
-      return load<float>(p);
-    case DType::f16:
-      return decode_f16(load<std::uint16_t>(p));
-    case DType::bf16:
-      return decode_bf16(load<std::uint16_t>(p));
-    case DType::fp8_e4m3:
-      return decode_fp8_e4m3(load<std::uint8_t>(p));
-    case DType::fp8_e5m2:
-      return decode_fp8_e5m2(load<std::uint8_t>(p));
-    case DType::i32:
-      return static_cast<double>(load<std::int32_t>(p));
-    case DType::i64:
-      return static_cast<double>(load<std::int64_t>(p));
-    case DType::u8:
-      return static_cast<double>(load<std::uint8_t>(p));
-  }
-  fail("decode_element: unknown dtype ", static_cast<int>(t));
+  return visit_dtype(t, "decode_element", [&](auto d) {
+    using C = Codec<decltype(d)::value>;
+    return static_cast<double>(C::decode(load<typename C::Bits>(p)));
+  });
 }
 
 void encode_element(DType t, double v, void* p) {
-  switch (t) {
-    case DType::f64:
-      store(p, 0, v);
-      return;
-    case DType::f32:
-      store(p, 0, static_cast<float>(v));
-      return;
-    case DType::f16:
-      store(p, 0, encode_f16(v));
-      return;
-    case DType::bf16:
-      store(p, 0, encode_bf16(v));
-      return;
-    case DType::fp8_e4m3:
-      store(p, 0, encode_fp8_e4m3(v));
-      return;
-    case DType::fp8_e5m2:
-      store(p, 0, encode_fp8_e5m2(v));
-      return;
-    case DType::i32:
-      store(p, 0, static_cast<std::int32_t>(to_integer(t, v, -0x1p31, 0x1p31)));
-      return;
-    case DType::i64:
-      store(p, 0, static_cast<std::int64_t>(to_integer(t, v, -0x1p63, 0x1p63)));
-      return;
-    case DType::u8:
-      store(p, 0, static_cast<std::uint8_t>(to_integer(t, v, 0.0, 256.0)));
-      return;
-  }
-  fail("encode_element: unknown dtype ", static_cast<int>(t));
+  visit_dtype(t, "encode_element", [&](auto d) { store(p, 0, Codec<decltype(d)::value>::encode(v)); });
 }
 
 double round_to_dtype(DType t, double v) {
@@ -253,131 +309,19 @@ double round_to_dtype(DType t, double v) {
 }
 
 void decode_to_f32(DType t, const void* src, float* dst, std::size_t n) {
-  switch (t) {
-    case DType::f32:
-      if (n != 0) std::memcpy(dst, src, n * sizeof(float));
-      return;
-    case DType::f64:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = static_cast<float>(load<double>(src, i));
-      return;
-    case DType::f16:
-      decode_f16_to_f32(src, dst, n);
-      return;
-    case DType::bf16:
-      decode_bf16_to_f32(src, dst, n);
-      return;
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2:
-      decode_fp8_to_f32(t, src, dst, n);
-      return;
-    case DType::i32:
-    case DType::i64:
-    case DType::u8:
-      for (std::size_t i = 0; i < n; ++i) {
-        dst[i] =
-            static_cast<float>(decode_element(t, static_cast<const unsigned char*>(src) + i * dtype_size(t)));
-      }
-      return;
-  }
-  fail("decode_to_f32: unknown dtype ", static_cast<int>(t));
+  visit_dtype(t, "decode_to_f32", [&](auto d) { decode_run<decltype(d)::value>(src, dst, n); });
 }
 
 void decode_to_f64(DType t, const void* src, double* dst, std::size_t n) {
-  switch (t) {
-    case DType::f64:
-      if (n != 0) std::memcpy(dst, src, n * sizeof(double));
-      return;
-    case DType::f32:
-      for (std::size_t i = 0; i < n; ++i) dst[i] = load<float>(src, i);
-      return;
-    case DType::f16:
-    case DType::bf16:
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2: {
-      // Through an L1-resident float block: the f32 decoders are the vectorized ones, and
-      // every value of these formats is a float.
-      constexpr std::size_t kBlock = 256;
-      float buf[kBlock];
-      const auto* s = static_cast<const unsigned char*>(src);
-      const std::size_t width = dtype_size(t);
-      for (std::size_t i = 0; i < n; i += kBlock) {
-        const std::size_t m = std::min(kBlock, n - i);
-        decode_to_f32(t, s + width * i, buf, m);
-        for (std::size_t j = 0; j < m; ++j) dst[i + j] = buf[j];
-      }
-      return;
-    }
-    case DType::i32:
-    case DType::i64:
-    case DType::u8:
-      for (std::size_t i = 0; i < n; ++i) {
-        dst[i] = decode_element(t, static_cast<const unsigned char*>(src) + i * dtype_size(t));
-      }
-      return;
-  }
-  fail("decode_to_f64: unknown dtype ", static_cast<int>(t));
+  visit_dtype(t, "decode_to_f64", [&](auto d) { decode_run<decltype(d)::value>(src, dst, n); });
 }
 
 void encode_from_f32(DType t, const float* src, void* dst, std::size_t n) {
-  switch (t) {
-    case DType::f32:
-      if (n != 0) std::memcpy(dst, src, n * sizeof(float));
-      return;
-    case DType::f64:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, static_cast<double>(src[i]));
-      return;
-    case DType::f16:
-      encode_f32_to_f16(src, dst, n);
-      return;
-    case DType::bf16:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, bf16_from_f32_fast(src[i]));
-      return;
-    case DType::fp8_e4m3:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_fp8_e4m3_from_f32(src[i]));
-      return;
-    case DType::fp8_e5m2:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_fp8_e5m2_from_f32(src[i]));
-      return;
-    case DType::i32:
-    case DType::i64:
-    case DType::u8:
-      for (std::size_t i = 0; i < n; ++i) {
-        encode_element(t, src[i], static_cast<unsigned char*>(dst) + i * dtype_size(t));
-      }
-      return;
-  }
-  fail("encode_from_f32: unknown dtype ", static_cast<int>(t));
+  visit_dtype(t, "encode_from_f32", [&](auto d) { encode_run<decltype(d)::value>(src, dst, n); });
 }
 
 void encode_from_f64(DType t, const double* src, void* dst, std::size_t n) {
-  switch (t) {
-    case DType::f64:
-      if (n != 0) std::memcpy(dst, src, n * sizeof(double));
-      return;
-    case DType::f32:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, static_cast<float>(src[i]));
-      return;
-    case DType::f16:
-      encode_f64_to_f16(src, dst, n);
-      return;
-    case DType::bf16:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_bf16(src[i]));
-      return;
-    case DType::fp8_e4m3:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_fp8_e4m3(src[i]));
-      return;
-    case DType::fp8_e5m2:
-      for (std::size_t i = 0; i < n; ++i) store(dst, i, encode_fp8_e5m2(src[i]));
-      return;
-    case DType::i32:
-    case DType::i64:
-    case DType::u8:
-      for (std::size_t i = 0; i < n; ++i) {
-        encode_element(t, src[i], static_cast<unsigned char*>(dst) + i * dtype_size(t));
-      }
-      return;
-  }
-  fail("encode_from_f64: unknown dtype ", static_cast<int>(t));
+  visit_dtype(t, "encode_from_f64", [&](auto d) { encode_run<decltype(d)::value>(src, dst, n); });
 }
 
 }  // namespace pao

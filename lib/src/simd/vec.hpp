@@ -1,20 +1,22 @@
-// Fixed-width vectors for the CPU kernels' hot loops (GCC/Clang vector extensions). Each lane
-// does exactly the IEEE operation a scalar loop would, so results do not depend on the ISA the
-// compiler targets: only speed does.
+// The portable part of pao's SIMD layer (simd/x86.hpp holds what has no portable spelling):
+// fixed-width vectors for the CPU kernels' hot loops (GCC/Clang vector extensions), lane sums and
+// maxima in a fixed order, and Simd<T>, the widest vector the build targets for T (AVX-512,
+// AVX2 + FMA, or one scalar lane). Each lane does exactly the IEEE operation a scalar loop would
+// (fma is exactly rounded), so results do not depend on the ISA the compiler targets: only speed does.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#if defined(__AVX512F__) || defined(__FMA__)
-#include <immintrin.h>
-#endif
+#include "simd/x86_intrinsics.hpp"
 
 namespace pao::detail {
 
 using f64x8 = double __attribute__((vector_size(64)));
 using f32x8 = float __attribute__((vector_size(32)));
 using f32x16 = float __attribute__((vector_size(64)));
+using f64x4 = double __attribute__((vector_size(32)));
 
 template <typename V, typename T>
 inline V load_vec(const T* p) {
@@ -55,6 +57,15 @@ inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
   return r;
 #endif
 }
+inline f64x4 fma_vec(f64x4 a, f64x4 b, f64x4 c) {
+#if defined(__FMA__) && defined(__AVX__)
+  return _mm256_fmadd_pd(a, b, c);
+#else
+  f64x4 r;
+  for (int i = 0; i < 4; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
+  return r;
+#endif
+}
 /// Broadcast of a scalar (x - 0 is x exactly, -0 included; GCC broadcasts the scalar operand).
 template <typename V, typename T>
 inline V splat(T x) {
@@ -86,5 +97,41 @@ inline double max_in_8_lanes(const double* x, std::int64_t n) {
   for (int j = 0; j < 8; ++j) m = m < lanes[j] ? lanes[j] : m;
   return m;
 }
+
+/// The vector unit the kernels' tiled loops are written for: T's widest native vector, or one
+/// scalar lane. fma is exactly rounded, so every choice gives the same bits.
+template <typename T>
+struct Simd {
+  using reg = T;
+  static constexpr std::int32_t kLanes = 1;
+  static reg load(const T* p) { return *p; }
+  static void store(T* p, reg v) { *p = v; }
+  static reg set1(T v) { return v; }
+  static reg mul(reg a, reg b) { return a * b; }
+  static reg fma(reg a, reg b, reg c) { return std::fma(a, b, c); }
+};
+
+/// Simd<T> on a vector type V of T.
+template <typename T, typename V>
+struct SimdOf {
+  using reg = V;
+  static constexpr std::int32_t kLanes = static_cast<std::int32_t>(sizeof(V) / sizeof(T));
+  static reg load(const T* p) { return load_vec<V>(p); }
+  static void store(T* p, reg v) { store_vec(p, v); }
+  static reg set1(T v) { return splat<V>(v); }
+  static reg mul(reg a, reg b) { return a * b; }
+  static reg fma(reg a, reg b, reg c) { return fma_vec(a, b, c); }
+};
+#if defined(__AVX512F__)
+template <>
+struct Simd<float> : SimdOf<float, f32x16> {};
+template <>
+struct Simd<double> : SimdOf<double, f64x8> {};
+#elif defined(__AVX2__) && defined(__FMA__)
+template <>
+struct Simd<float> : SimdOf<float, f32x8> {};
+template <>
+struct Simd<double> : SimdOf<double, f64x4> {};
+#endif
 
 }  // namespace pao::detail

@@ -206,8 +206,16 @@ PAO_HD std::uint8_t encode_fp8_e5m2(double v) {
 PAO_HD std::uint16_t encode_f16_from_f32(float v) {
   return static_cast<std::uint16_t>(encode_minifloat<F16Format>(v));
 }
+/// The one f32 -> bf16 rounding (what encode_minifloat<BF16Format> computes, branch-free so that
+/// loops of it vectorise): adding 0x7FFF plus the kept half's lsb carries into the kept bits
+/// exactly when the dropped half is above half an ulp, or half and the kept lsb odd; an overflow
+/// carries into the exponent and gives inf; float subnormals round like any other value; NaN
+/// gives the canonical 0x7FC0 with the input's sign.
 PAO_HD std::uint16_t encode_bf16_from_f32(float v) {
-  return static_cast<std::uint16_t>(encode_minifloat<BF16Format>(v));
+  const std::uint32_t u = detail::float_bits(v);
+  const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  const std::uint32_t nan = ((u >> 16) & 0x8000u) | 0x7FC0u;
+  return static_cast<std::uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
 }
 PAO_HD std::uint8_t encode_fp8_e4m3_from_f32(float v) {
   return static_cast<std::uint8_t>(encode_minifloat<E4M3Format>(v));

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kernels/decode/count_dispatch.hpp"
-#include "simd/avx512.hpp"
+#include "simd/x86.hpp"
 
 namespace pao::detail {
 

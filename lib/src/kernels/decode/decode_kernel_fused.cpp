@@ -17,34 +17,13 @@
 #include <vector>
 
 #include "kernels/decode/count_dispatch.hpp"
-#include "simd/avx512.hpp"
+#include "simd/x86.hpp"
 
 namespace pao::detail {
 
 #if defined(__AVX512F__)
 
 namespace {
-
-/// Rounding of fp32 lanes to the activation dtype, as round_to_activation() does it.
-struct RoundF16 {
-  static __m512 apply(__m512 v) {
-    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  }
-};
-struct RoundBF16 {
-  static __m512 apply(__m512 v) {
-    const __m512i u = _mm512_castps_si512(v);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    const __m512i rounded =
-        _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb),
-                         _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
-    const __m512i quiet = _mm512_and_si512(_mm512_or_si512(u, _mm512_set1_epi32(0x00400000)),
-                                           _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                  _mm512_set1_epi32(0x7f800000));
-    return _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, rounded, quiet));
-  }
-};
 
 /// Q·K of GN heads (GN <= 4) for the whole block, two registers of tokens at a time (8
 /// independent fma chains in flight); dots[g][t][a].
@@ -127,9 +106,9 @@ void pv_runs(const float* p, const float* v, std::int64_t row_stride, __mmask16 
   auto product = [&](std::int32_t t, int k) {
     const __m512 x = _mm512_mul_ps(_mm512_set1_ps(p[t]), load(v + t * row_stride, k));
     if constexpr (dtype == DType::f16)
-      return RoundF16::apply(x);
+      return round_f16_x16(x);
     else if constexpr (dtype == DType::bf16)
-      return RoundBF16::apply(x);
+      return round_bf16_x16(x);
     else
       return x;
   };
@@ -143,8 +122,8 @@ void pv_runs(const float* p, const float* v, std::int64_t row_stride, __mmask16 
     }
     for (std::int32_t t = 2; t < VV; t += 2)
       for (int k = 0; k < NC; ++k) {
-        even[k] = RoundF16::apply(_mm512_add_ps(even[k], product(t, k)));
-        odd[k] = RoundF16::apply(_mm512_add_ps(odd[k], product(t + 1, k)));
+        even[k] = round_f16_x16(_mm512_add_ps(even[k], product(t, k)));
+        odd[k] = round_f16_x16(_mm512_add_ps(odd[k], product(t + 1, k)));
       }
     for (int k = 0; k < NC; ++k) dot[k] = _mm512_add_ps(even[k], odd[k]);
   } else if constexpr (dtype == DType::bf16) {

@@ -7,7 +7,7 @@
 
 #include "pao/numerics/element.hpp"
 #include "pao/numerics/formats.hpp"
-#include "simd/avx512.hpp"
+#include "simd/x86.hpp"
 
 namespace pao::detail {
 
@@ -146,31 +146,17 @@ void copy_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtype, s
 }  // namespace
 
 void round_to_activation(DType dtype, float* v, std::size_t n) {
+  std::size_t i = 0;
   if (dtype == DType::f16) {
-    std::size_t i = 0;
 #if defined(__AVX512F__)
-    for (; i + 16 <= n; i += 16) {
-      const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT);
-      _mm512_storeu_ps(v + i, _mm512_cvtph_ps(h));
-    }
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(v + i, round_f16_x16(_mm512_loadu_ps(v + i)));
 #endif
 #if defined(__F16C__) && defined(__AVX__)
-    for (; i + 8 <= n; i += 8) {
-      const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT);
-      _mm256_storeu_ps(v + i, _mm256_cvtph_ps(h));
-    }
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(v + i, round_f16_x8(_mm256_loadu_ps(v + i)));
 #endif
     for (; i < n; ++i) v[i] = round_to_f16(v[i]);
   } else if (dtype == DType::bf16) {
-    // Round to nearest even on the bits; overflow carries into the exponent and gives inf.
-    for (std::size_t i = 0; i < n; ++i) {
-      std::uint32_t u;
-      std::memcpy(&u, v + i, 4);
-      const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-      const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-      u = nan ? (u | 0x00400000u) & 0xffff0000u : rounded;
-      std::memcpy(v + i, &u, 4);
-    }
+    for (; i < n; ++i) v[i] = round_to_bf16(v[i]);
   }
 }
 

@@ -1,6 +1,6 @@
-// The inner loops of the prefix kernel, vectorised (explicit AVX-512 or AVX2 through `Simd<T>`, a
-// scalar fallback elsewhere) without moving a single rounding: fma is exactly rounded, so every
-// instruction set gives the same bits, and the build has -ffp-contract=off.
+// The inner loops of the prefix kernel, vectorised (AVX-512 or AVX2 through the SIMD layer's
+// `Simd<T>`, simd/vec.hpp; a scalar lane elsewhere) without moving a single rounding: fma is exactly rounded,
+// so every instruction set gives the same bits, and the build has -ffp-contract=off.
 //   - qk_rows:      S = Q·Kᵀ for up to 8 query rows against a dense K tile, each dot product one
 //                   sequential fma chain over the dims (the first term a product); the vectors run
 //                   across keys, so every lane holds one (row, key) chain;
@@ -20,68 +20,9 @@
 #include <type_traits>
 
 #include "pao/numerics/kernel_math.hpp"
-
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-#include <immintrin.h>
-#endif
+#include "simd/vec.hpp"
 
 namespace pao::detail {
-
-/// The vector unit the loops below are written for: AVX-512, AVX2 + FMA, or one scalar lane.
-/// fma is exactly rounded, so every choice gives the same bits.
-template <typename T>
-struct Simd {
-  using reg = T;
-  static constexpr std::int32_t kLanes = 1;
-  static reg load(const T* p) { return *p; }
-  static void store(T* p, reg v) { *p = v; }
-  static reg set1(T v) { return v; }
-  static reg mul(reg a, reg b) { return a * b; }
-  static reg fma(reg a, reg b, reg c) { return std::fma(a, b, c); }
-};
-#if defined(__AVX512F__)
-template <>
-struct Simd<float> {
-  using reg = __m512;
-  static constexpr std::int32_t kLanes = 16;
-  static reg load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, reg v) { _mm512_storeu_ps(p, v); }
-  static reg set1(float v) { return _mm512_set1_ps(v); }
-  static reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
-  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
-};
-template <>
-struct Simd<double> {
-  using reg = __m512d;
-  static constexpr std::int32_t kLanes = 8;
-  static reg load(const double* p) { return _mm512_loadu_pd(p); }
-  static void store(double* p, reg v) { _mm512_storeu_pd(p, v); }
-  static reg set1(double v) { return _mm512_set1_pd(v); }
-  static reg mul(reg a, reg b) { return _mm512_mul_pd(a, b); }
-  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_pd(a, b, c); }
-};
-#elif defined(__AVX2__) && defined(__FMA__)
-template <>
-struct Simd<float> {
-  using reg = __m256;
-  static constexpr std::int32_t kLanes = 8;
-  static reg load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, reg v) { _mm256_storeu_ps(p, v); }
-  static reg set1(float v) { return _mm256_set1_ps(v); }
-  static reg mul(reg a, reg b) { return _mm256_mul_ps(a, b); }
-  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
-};
-template <>
-struct Simd<double> {
-  using reg = __m256d;
-  static constexpr std::int32_t kLanes = 4;
-  static reg load(const double* p) { return _mm256_loadu_pd(p); }
-  static void store(double* p, reg v) { _mm256_storeu_pd(p, v); }
-  static reg set1(double v) { return _mm256_set1_pd(v); }
-  static reg mul(reg a, reg b) { return _mm256_mul_pd(a, b); }
-  static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_pd(a, b, c); }
-};
-#endif
 
 /// Keys per chunk of qk_rows: two vectors per row (4 rows: 8 independent fma chains in flight).
 template <typename T>

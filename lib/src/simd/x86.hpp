@@ -1,17 +1,70 @@
-// AVX-512 helpers of the tile loaders (kv_tile.cpp) and the fused decode loops
-// (decode_*_fused.cpp): exact widening loads of stored f32 / f16 / bf16 elements, and 16 x 16,
-// 16 x 8 float and 8 x 8 double transposes in registers.
+// The x86 part of pao's SIMD layer (simd/vec.hpp is the portable part): what has no portable
+// spelling. Each function computes exactly what its scalar definition computes, lane by lane:
+//   - f16 / bf16 roundings of 8 (F16C) or 16 (AVX-512) floats, to bits or back to float, with
+//     pao/numerics/formats.hpp's rounding and NaN rule (the canonical quiet NaN with the input's
+//     sign); the element codecs, the tile loaders and the fused decode loops all use these;
+//   - exact widening loads of stored f32 / f16 / bf16 elements (AVX-512);
+//   - 16 x 16, 16 x 8 float and 8 x 8 double transposes in registers (AVX-512).
 #pragma once
 
 #include "simd/x86_intrinsics.hpp"
 
+#if defined(__F16C__) && defined(__AVX__)
+namespace pao::detail {
+
+/// 8 floats to f16 bits: RNE with IEEE overflow (vcvtps2ph), NaN lanes made canonical first
+/// (0x7FC00000 | sign converts to 0x7E00 | sign; the hardware would keep the payload).
+inline __m128i encode_f16_x8(__m256 x) {
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  if (_mm256_movemask_ps(nan) != 0) {
+    const __m256 canonical = _mm256_or_ps(_mm256_and_ps(x, _mm256_set1_ps(-0.0f)),
+                                          _mm256_castsi256_ps(_mm256_set1_epi32(0x7FC00000)));
+    x = _mm256_blendv_ps(x, canonical, nan);
+  }
+  return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+/// round_to_f16 of 8 floats.
+inline __m256 round_f16_x8(__m256 x) { return _mm256_cvtph_ps(encode_f16_x8(x)); }
+
+}  // namespace pao::detail
+#endif
+
 #if defined(__AVX512F__)
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
 #include "pao/core/dtype.hpp"
 
 namespace pao::detail {
+
+/// 16 floats to f16 bits, as encode_f16_x8.
+inline __m256i encode_f16_x16(__m512 x) {
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  if (nan != 0) {
+    const __m512i canonical =
+        _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)),
+                        _mm512_set1_epi32(0x7FC00000));
+    x = _mm512_mask_blend_ps(nan, x, _mm512_castsi512_ps(canonical));
+  }
+  return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+/// round_to_f16 of 16 floats.
+inline __m512 round_f16_x16(__m512 x) { return _mm512_cvtph_ps(encode_f16_x16(x)); }
+
+/// round_to_bf16 of 16 floats: encode_bf16_from_f32's integer rounding, lane by lane, shifted back.
+inline __m512 round_bf16_x16(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i rounded =
+      _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb),
+                       _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
+  const __m512i canonical =
+      _mm512_or_si512(_mm512_and_si512(u, _mm512_set1_epi32(INT32_MIN)), _mm512_set1_epi32(0x7FC00000));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+                                                _mm512_set1_epi32(0x7F800000));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, rounded, canonical));
+}
 
 /// 16 stored elements of `dt` (f32, f16, bf16) at `src`, as fp32 (exact).
 template <DType dt>
