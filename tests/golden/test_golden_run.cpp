@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -82,6 +83,22 @@ TEST_CASE("a decode golden holds the tensor contract and the case in its metadat
   CHECK(m.at("seed") == "0");
   CHECK(m.at("inputs") == "query,key_cache,value_cache,block_tables,seq_lens,alibi_slopes");
   CHECK(parse_case(m.at("case"), "metadata") == c);
+}
+
+TEST_CASE("a decode golden whose sequences are all empty: one partition, past every end") {
+  // The metadata said max_num_partitions 0 beside a tmp_out of 1 partition before the plan's
+  // partition arithmetic was the only one (pao/plan/partition.hpp).
+  const cases::Case c = parse_case(R"({"num_heads": 2, "num_kv_heads": 1, "head_size": 64, "dtype": "f16",
+      "seq_lens": [0, 0]})",
+                                   "all empty");
+  const GoldenTensors g = make_golden(c);
+  CHECK(g.metadata.at("max_num_partitions") == "1");
+  CHECK(g.find("v2.tmp_out")->shape() == Shape{2, 2, 1, 64});
+  CHECK(g.find("v2.max_logits")->shape() == Shape{2, 2, 1});
+  for (double v : g.find("v2.max_logits")->to_f64()) CHECK(v == -std::numeric_limits<double>::infinity());
+  for (double v : g.find("v2.exp_sums")->to_f64()) CHECK(v == 0.0);
+  for (const char* out : {"out", "v1.out", "v2.out"})
+    for (double v : g.find(out)->to_f64()) CHECK(v == 0.0);
 }
 
 TEST_CASE("a prefix golden holds key, value, query_start_loc and prefix.out") {

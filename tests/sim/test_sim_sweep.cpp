@@ -1,6 +1,8 @@
 // Sweeps (axes, crossovers, CSV), the Chrome trace and the SVG plots.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -100,23 +102,134 @@ TEST_CASE("sim trace: one process per SM, a slice per CTA, counters") {
   CHECK(bytes == doctest::Approx(r.dram_bytes).epsilon(1e-6));
 }
 
-TEST_CASE("sim svg: plots are well-formed") {
+namespace {
+
+/// A minimal XML reading of an SVG: every element with its attributes, in document order; throws
+/// (via CHECK failures) nothing, returns false on the first rule broken: tags balanced and
+/// properly nested, attribute values quoted, no raw '<' or '&' in text, one root <svg>.
+struct SvgElement {
+  std::string name;
+  std::map<std::string, std::string> attrs;
+  std::string text;  // the text directly inside it
+};
+bool parse_svg(const std::string& s, std::vector<SvgElement>& out, std::string& why) {
+  std::vector<std::size_t> open;  // indices into out
+  std::size_t i = 0;
+  int roots = 0;
+  while (i < s.size()) {
+    if (s[i] != '<') {
+      const std::size_t end = s.find('<', i);
+      const std::string text = s.substr(i, end - i);
+      for (std::size_t k = 0; k < text.size(); ++k)
+        if (text[k] == '&' && text.compare(k, 4, "&lt;") != 0 && text.compare(k, 4, "&gt;") != 0 &&
+            text.compare(k, 5, "&amp;") != 0 && text.compare(k, 6, "&quot;") != 0)
+          return why = "a raw '&' in text", false;
+      if (!open.empty()) out[open.back()].text += text;
+      if (end == std::string::npos) break;
+      i = end;
+      continue;
+    }
+    const std::size_t close = s.find('>', i);
+    if (close == std::string::npos) return why = "an unterminated tag", false;
+    std::string tag = s.substr(i + 1, close - i - 1);
+    i = close + 1;
+    if (tag.empty()) return why = "an empty tag", false;
+    if (tag[0] == '/') {
+      if (open.empty() || out[open.back()].name != tag.substr(1)) return why = "a mismatched </" + tag, false;
+      open.pop_back();
+      continue;
+    }
+    const bool self_closing = tag.back() == '/';
+    if (self_closing) tag.pop_back();
+    SvgElement e;
+    std::size_t k = 0;
+    while (k < tag.size() && tag[k] != ' ' && tag[k] != '\n') e.name += tag[k++];
+    while (k < tag.size()) {
+      while (k < tag.size() && (tag[k] == ' ' || tag[k] == '\n')) ++k;
+      if (k == tag.size()) break;
+      const std::size_t eq = tag.find('=', k);
+      if (eq == std::string::npos || eq + 1 >= tag.size() || tag[eq + 1] != '"')
+        return why = "an unquoted attribute in <" + e.name, false;
+      const std::size_t end = tag.find('"', eq + 2);
+      if (end == std::string::npos) return why = "an unterminated attribute in <" + e.name, false;
+      e.attrs[tag.substr(k, eq - k)] = tag.substr(eq + 2, end - eq - 2);
+      k = end + 1;
+    }
+    if (open.empty() && ++roots > 1) return why = "more than one root element", false;
+    out.push_back(e);
+    if (!self_closing) open.push_back(out.size() - 1);
+  }
+  if (!open.empty()) return why = "<" + out[open.back()].name + "> is never closed", false;
+  if (out.empty() || out.front().name != "svg") return why = "the root is not <svg>", false;
+  return true;
+}
+
+std::vector<const SvgElement*> elements(const std::vector<SvgElement>& all, const std::string& name) {
+  std::vector<const SvgElement*> v;
+  for (const auto& e : all)
+    if (e.name == name) v.push_back(&e);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("sim svg: plots are well-formed and draw every series, break and label") {
   LinePlot p;
   p.title = "t < u";
   p.log_x = p.log_y = true;
   p.series = {{"a", {1, 2, 4}, {10, 20, 40}}, {"b", {1, 2, 4}, {15, std::nan(""), 30}}};
   p.marker_x = {3};
   p.marker_label = {"a/b"};
-  const std::string svg = render_line_plot(p);
-  CHECK(svg.rfind("<svg", 0) == 0);
-  CHECK(svg.find("t &lt; u") != std::string::npos);
-  CHECK(svg.find("</svg>") != std::string::npos);
-  CHECK(std::count(svg.begin(), svg.end(), '<') > 20);
+  std::vector<SvgElement> svg;
+  std::string why;
+  REQUIRE_MESSAGE(parse_svg(render_line_plot(p), svg, why), why);
+  const double W = std::stod(svg.front().attrs.at("width")), H = std::stod(svg.front().attrs.at("height"));
+  // Series a: one polyline through its 3 points; b: broken at its NaN, two pieces of one point.
+  const auto lines = elements(svg, "polyline");
+  REQUIRE(lines.size() == 3);
+  const auto points = [](const SvgElement* e) {
+    std::vector<std::pair<double, double>> v;
+    std::istringstream in(e->attrs.at("points"));
+    double x, y;
+    char comma;
+    while (in >> x >> comma >> y) v.emplace_back(x, y);
+    return v;
+  };
+  const auto a = points(lines[0]);
+  REQUIRE(a.size() == 3);
+  CHECK(a[0].first < a[1].first);  // x grows left to right
+  CHECK(a[1].first < a[2].first);
+  CHECK(a[0].second > a[1].second);  // y grows upwards
+  CHECK(a[1].second > a[2].second);
+  // Log axes: x = 1, 2, 4 are evenly spaced, as are y = 10, 20, 40.
+  CHECK(a[1].first - a[0].first == doctest::Approx(a[2].first - a[1].first).epsilon(0.02));
+  CHECK(a[0].second - a[1].second == doctest::Approx(a[1].second - a[2].second).epsilon(0.02));
+  CHECK(points(lines[1]).size() == 1);
+  CHECK(points(lines[2]).size() == 1);
+  CHECK(elements(svg, "circle").size() == 5);  // every finite point is marked
+  for (const auto* e : lines)
+    for (const auto& [x, y] : points(e)) CHECK((x > 0 && x < W && y > 0 && y < H));
+  std::vector<std::string> texts;
+  for (const auto* t : elements(svg, "text")) texts.push_back(t->text);
+  const auto has = [&](const std::string& t) {
+    return std::find(texts.begin(), texts.end(), t) != texts.end();
+  };
+  CHECK(has("t &lt; u"));  // the title, escaped
+  CHECK(has("a"));         // legend entries
+  CHECK(has("b"));
+  CHECK(has("a/b"));  // the marker
+
   HeatMap m;
   m.x_labels = {"512", "1024"};
   m.y_labels = {"1 x 8"};
   m.category = {{0, 1}};
   m.text = {{"=", "1.5x"}};
   m.legend = {"v1", "v2-512"};
-  CHECK(render_heat_map(m).find("1.5x") != std::string::npos);
+  std::vector<SvgElement> heat;
+  REQUIRE_MESSAGE(parse_svg(render_heat_map(m), heat, why), why);
+  // The background, a cell per (row, column), a legend swatch per category.
+  CHECK(elements(heat, "rect").size() == 1 + 2 + 2);
+  texts.clear();
+  for (const auto* t : elements(heat, "text")) texts.push_back(t->text);
+  for (const char* t : {"512", "1024", "1 x 8", "=", "1.5x", "v1", "v2-512"}) CHECK_MESSAGE(has(t), t);
 }

@@ -3,6 +3,17 @@
 
 #include <omp.h>
 
+// GCC 12's AVX-512 intrinsics, which Eigen includes, warn about their own "undefined" vectors
+// (GCC bug 105593, fixed in 13): silenced for Eigen's headers only.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <Eigen/Dense>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -110,36 +121,6 @@ std::string workload_key(const Workload& w) {
 
 /// Solves the small symmetric system A x = b (A positive definite after damping) by Gaussian
 /// elimination with partial pivoting; P <= a handful of parameters.
-std::vector<double> solve_small(std::vector<std::vector<double>> A, std::vector<double> b) {
-  const std::size_t n = b.size();
-  for (std::size_t c = 0; c < n; ++c) {
-    std::size_t pivot = c;
-    for (std::size_t r = c + 1; r < n; ++r)
-      if (std::fabs(A[r][c]) > std::fabs(A[pivot][c])) pivot = r;
-    std::swap(A[c], A[pivot]);
-    std::swap(b[c], b[pivot]);
-    if (A[c][c] == 0) return std::vector<double>(n, 0.0);
-    for (std::size_t r = c + 1; r < n; ++r) {
-      const double f = A[r][c] / A[c][c];
-      for (std::size_t k = c; k < n; ++k) A[r][k] -= f * A[c][k];
-      b[r] -= f * b[c];
-    }
-  }
-  std::vector<double> x(n);
-  for (std::size_t i = n; i-- > 0;) {
-    double s = b[i];
-    for (std::size_t k = i + 1; k < n; ++k) s -= A[i][k] * x[k];
-    x[i] = s / A[i][i];
-  }
-  return x;
-}
-
-double squared_norm(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x * x;
-  return s;
-}
-
 }  // namespace
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
@@ -287,68 +268,60 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
   r.train_rows = train.size();
   r.test_rows = test.size();
 
-  const std::size_t P = r.parameters.size();
-  using Vec = std::vector<double>;
+  // Levenberg-Marquardt in log space on Eigen: J^T J + lambda diag(J^T J) from forward
+  // differences, the damped normal equations solved by LU with partial pivoting.
+  const auto P = static_cast<Eigen::Index>(r.parameters.size());
+  using Vec = Eigen::VectorXd;
   const auto device_at = [&](const Vec& theta) {
     Device d = device;
-    for (std::size_t j = 0; j < P; ++j) {
+    for (Eigen::Index j = 0; j < P; ++j) {
+      const auto& name = r.parameters[static_cast<std::size_t>(j)];
       double v = std::exp(theta[j]);
-      if (r.parameters[j] == "dram_achievable_gbps") v = std::min(v, device.dram_peak_gbps);
-      set_device_field(d, r.parameters[j], v, "measured", "calibration in progress");
+      if (name == "dram_achievable_gbps") v = std::min(v, device.dram_peak_gbps);
+      set_device_field(d, name, v, "measured", "calibration in progress");
     }
     return d;
   };
   // Residuals log(pred / meas): relative errors, symmetric in over- and under-prediction.
   const auto residuals = [&](const Device& d) {
     const auto pred = predict_all(d, train, o.threads);
-    Vec res(train.size());
+    Vec res(static_cast<Eigen::Index>(train.size()));
     for (std::size_t i = 0; i < train.size(); ++i)
-      res[i] = std::isfinite(pred[i]) ? std::log(pred[i] / train[i].time_us) : 10.0;
+      res[static_cast<Eigen::Index>(i)] =
+          std::isfinite(pred[i]) ? std::log(pred[i] / train[i].time_us) : 10.0;
     return res;
   };
 
   Vec theta(P);
-  for (std::size_t j = 0; j < P; ++j) {
-    const double v = device_field(device, r.parameters[j]);
+  for (Eigen::Index j = 0; j < P; ++j) {
+    const double v = device_field(device, r.parameters[static_cast<std::size_t>(j)]);
     // Zero-valued overheads start small but positive: the fit works in log space.
     theta[j] = std::log(std::max(v, 1e-3));
     r.before.push_back(v);
   }
   Vec res = residuals(device_at(theta));
-  double cost = squared_norm(res);
+  double cost = res.squaredNorm();
   double lambda = 1e-2;
   const double h = 1e-3;  // finite-difference step in log space
-  const std::size_t n = res.size();
   for (int it = 0; it < o.max_iterations; ++it) {
     r.iterations = it + 1;
-    std::vector<Vec> J(P, Vec(n));  // J[j][i] = d res_i / d theta_j
-    for (std::size_t j = 0; j < P; ++j) {
+    Eigen::MatrixXd J(res.size(), P);  // J(i, j) = d res_i / d theta_j
+    for (Eigen::Index j = 0; j < P; ++j) {
       Vec t2 = theta;
       t2[j] += h;
-      const Vec r2 = residuals(device_at(t2));
-      for (std::size_t i = 0; i < n; ++i) J[j][i] = (r2[i] - res[i]) / h;
+      J.col(j) = (residuals(device_at(t2)) - res) / h;
     }
-    std::vector<Vec> JtJ(P, Vec(P, 0.0));
-    Vec g(P, 0.0);
-    for (std::size_t a = 0; a < P; ++a) {
-      for (std::size_t i = 0; i < n; ++i) g[a] += J[a][i] * res[i];
-      for (std::size_t b = 0; b < P; ++b)
-        for (std::size_t i = 0; i < n; ++i) JtJ[a][b] += J[a][i] * J[b][i];
-    }
+    const Eigen::MatrixXd JtJ = J.transpose() * J;
+    const Vec g = J.transpose() * res;
     bool improved = false;
     for (int tries = 0; tries < 8 && !improved; ++tries) {
-      auto A = JtJ;
-      Vec minus_g(P);
-      for (std::size_t d = 0; d < P; ++d) {
-        A[d][d] += lambda * (JtJ[d][d] + 1e-9);
-        minus_g[d] = -g[d];
-      }
-      const Vec step = solve_small(A, minus_g);
-      Vec next = theta;
+      Eigen::MatrixXd A = JtJ;
+      A.diagonal() += lambda * (JtJ.diagonal().array() + 1e-9).matrix();
+      const Vec step = A.partialPivLu().solve(-g);
       // Keep steps modest: at most a factor of e^2 per parameter per iteration.
-      for (std::size_t j = 0; j < P; ++j) next[j] += std::clamp(step[j], -2.0, 2.0);
+      const Vec next = theta + step.cwiseMax(-2.0).cwiseMin(2.0);
       const Vec next_res = residuals(device_at(next));
-      const double next_cost = squared_norm(next_res);
+      const double next_cost = next_res.squaredNorm();
       if (next_cost < cost) {
         const double gain = (cost - next_cost) / std::max(cost, 1e-300);
         theta = next;
@@ -365,7 +338,7 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
   }
 
   r.calibrated = device_at(theta);
-  for (std::size_t j = 0; j < P; ++j) r.after.push_back(device_field(r.calibrated, r.parameters[j]));
+  for (const auto& name : r.parameters) r.after.push_back(device_field(r.calibrated, name));
   const auto train_before = predict_all(device, train, o.threads);
   const auto train_after = predict_all(r.calibrated, train, o.threads);
   r.train_before = report_from(train, train_before);
@@ -376,8 +349,8 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
   std::snprintf(source, sizeof source,
                 "fit by pao sim calibrate to %s (%zu training rows; held-out MAPE %.1f%% on %zu rows)",
                 origin.c_str(), r.train_rows, 100 * r.test_after.mape, r.test_rows);
-  for (std::size_t j = 0; j < P; ++j) {
-    auto& p = r.calibrated.provenance[r.parameters[j]];
+  for (const auto& name : r.parameters) {
+    auto& p = r.calibrated.provenance[name];
     p.confidence = "measured";
     p.source = source;
   }
