@@ -84,6 +84,46 @@ std::unique_ptr<DeviceBuffer> upload(const void* data, std::size_t bytes, unsign
   return b;
 }
 
+/// The paged cache and scalars of a case on the device, pointed to by p: both caches between
+/// NaN bytes (a stray read shows up as NaN), the block tables, ALiBi slopes and per-head scales
+/// between guard bytes.
+struct DevicePagedCache {
+  std::unique_ptr<DeviceBuffer> key_cache, value_cache, block_tables, alibi, k_head_scales, v_head_scales;
+
+  DevicePagedCache(const Tensor& kc, const Tensor& vc, const Tensor& tables, const AttentionOptions& options,
+                   PagedAttentionParams& p) {
+    key_cache = std::make_unique<DeviceBuffer>(kc.nbytes(), 0, kNaNBytes);
+    value_cache = std::make_unique<DeviceBuffer>(vc.nbytes(), 0, kNaNBytes);
+    if (kc.nbytes()) key_cache->upload(kc.bytes());
+    if (vc.nbytes()) value_cache->upload(vc.bytes());
+    block_tables = upload(tables.bytes(), tables.nbytes(), kGuardBytes);
+    if (options.alibi_slopes.data != nullptr) {
+      require(options.alibi_slopes.dtype == DType::f32 && options.alibi_slopes.is_contiguous(),
+              "alibi_slopes: the harness uploads contiguous f32 slopes");
+      alibi = upload(options.alibi_slopes.data, static_cast<std::size_t>(options.alibi_slopes.numel()) * 4,
+                     kGuardBytes);
+    }
+    if (!options.k_head_scales.empty())
+      k_head_scales = upload(options.k_head_scales.data(), options.k_head_scales.size() * 4, kGuardBytes);
+    if (!options.v_head_scales.empty())
+      v_head_scales = upload(options.v_head_scales.data(), options.v_head_scales.size() * 4, kGuardBytes);
+    p.key_cache = key_cache->data();
+    p.value_cache = value_cache->data();
+    p.block_tables = block_tables->as<std::int32_t>();
+    p.alibi_slopes = alibi ? alibi->as<float>() : nullptr;
+    p.k_head_scales = k_head_scales ? k_head_scales->as<float>() : nullptr;
+    p.v_head_scales = v_head_scales ? v_head_scales->as<float>() : nullptr;
+  }
+};
+
+/// Appends a failure for every buffer whose guard bytes changed (a kernel writing through a wrong
+/// pointer, inputs included).
+void check_guards(std::initializer_list<std::pair<const char*, const DeviceBuffer*>> buffers,
+                  std::vector<std::string>& failures) {
+  for (const auto& [name, buffer] : buffers)
+    if (std::string g = buffer->check_guards(name); !g.empty()) failures.push_back(g);
+}
+
 }  // namespace
 
 void throw_if_cuda_error(int error, const char* what) {
@@ -125,33 +165,12 @@ GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const cases::DecodeCase&
   if (Status st = plan_decode_launch(kernel, p, s.max_seq_len, s.partition_size, lens, plan); !st.ok())
     fail("plan: ", st.message());
 
-  // Inputs. Caches sit between NaN bytes.
+  // Inputs.
   const auto query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
-  const auto key_cache = std::make_unique<DeviceBuffer>(c.key_cache.nbytes(), 0, kNaNBytes);
-  const auto value_cache = std::make_unique<DeviceBuffer>(c.value_cache.nbytes(), 0, kNaNBytes);
-  key_cache->upload(c.key_cache.bytes());
-  value_cache->upload(c.value_cache.bytes());
-  const auto block_tables = upload(c.block_tables.bytes(), c.block_tables.nbytes(), kGuardBytes);
   const auto seq_lens = upload(c.seq_lens.bytes(), c.seq_lens.nbytes(), kGuardBytes);
-  std::unique_ptr<DeviceBuffer> alibi, k_head_scales, v_head_scales;
-  if (options.alibi_slopes.data != nullptr) {
-    require(options.alibi_slopes.dtype == DType::f32 && options.alibi_slopes.is_contiguous(),
-            "alibi_slopes: the harness uploads contiguous f32 slopes");
-    alibi = upload(options.alibi_slopes.data, static_cast<std::size_t>(options.alibi_slopes.numel()) * 4,
-                   kGuardBytes);
-  }
-  if (!options.k_head_scales.empty())
-    k_head_scales = upload(options.k_head_scales.data(), options.k_head_scales.size() * 4, kGuardBytes);
-  if (!options.v_head_scales.empty())
-    v_head_scales = upload(options.v_head_scales.data(), options.v_head_scales.size() * 4, kGuardBytes);
+  const DevicePagedCache cache(c.key_cache, c.value_cache, c.block_tables, options, p);
   p.query = query->data();
-  p.key_cache = key_cache->data();
-  p.value_cache = value_cache->data();
-  p.block_tables = block_tables->as<std::int32_t>();
   p.seq_lens = seq_lens->as<std::int32_t>();
-  p.alibi_slopes = alibi ? alibi->as<float>() : nullptr;
-  p.k_head_scales = k_head_scales ? k_head_scales->as<float>() : nullptr;
-  p.v_head_scales = v_head_scales ? v_head_scales->as<float>() : nullptr;
 
   // Outputs: NaN bytes between guards.
   GpuDecodeOutputs o;
@@ -190,19 +209,14 @@ GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const cases::DecodeCase&
 
   for (auto& out : outputs) {
     if (out.host->nbytes()) out.device->download(out.host->bytes());
-    if (std::string g = out.device->check_guards(out.name); !g.empty()) o.guard_failures.push_back(g);
+    check_guards({{out.name, out.device.get()}}, o.guard_failures);
   }
-  // Inputs must be untouched too (a kernel writing through a wrong pointer).
-  const struct {
-    const char* name;
-    const DeviceBuffer* buffer;
-  } inputs[] = {{"query", query.get()},
-                {"key_cache", key_cache.get()},
-                {"value_cache", value_cache.get()},
-                {"block_tables", block_tables.get()},
-                {"seq_lens", seq_lens.get()}};
-  for (const auto& in : inputs)
-    if (std::string g = in.buffer->check_guards(in.name); !g.empty()) o.guard_failures.push_back(g);
+  check_guards({{"query", query.get()},
+                {"key_cache", cache.key_cache.get()},
+                {"value_cache", cache.value_cache.get()},
+                {"block_tables", cache.block_tables.get()},
+                {"seq_lens", seq_lens.get()}},
+               o.guard_failures);
   return o;
 }
 
@@ -219,31 +233,10 @@ GpuPrefixOutputs run_prefix_on_gpu(const cases::PrefixCase& c, const AttentionOp
   const auto query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
   const auto key = upload(c.key.bytes(), c.key.nbytes(), kGuardBytes);
   const auto value = upload(c.value.bytes(), c.value.nbytes(), kGuardBytes);
-  const auto key_cache = std::make_unique<DeviceBuffer>(c.key_cache.nbytes(), 0, kNaNBytes);
-  const auto value_cache = std::make_unique<DeviceBuffer>(c.value_cache.nbytes(), 0, kNaNBytes);
-  if (c.key_cache.nbytes()) key_cache->upload(c.key_cache.bytes());
-  if (c.value_cache.nbytes()) value_cache->upload(c.value_cache.bytes());
-  const auto block_tables = upload(c.block_tables.bytes(), c.block_tables.nbytes(), kGuardBytes);
-  std::unique_ptr<DeviceBuffer> alibi, k_head_scales, v_head_scales;
-  if (options.alibi_slopes.data != nullptr) {
-    require(options.alibi_slopes.dtype == DType::f32 && options.alibi_slopes.is_contiguous(),
-            "alibi_slopes: the harness uploads contiguous f32 slopes");
-    alibi = upload(options.alibi_slopes.data, static_cast<std::size_t>(options.alibi_slopes.numel()) * 4,
-                   kGuardBytes);
-  }
-  if (!options.k_head_scales.empty())
-    k_head_scales = upload(options.k_head_scales.data(), options.k_head_scales.size() * 4, kGuardBytes);
-  if (!options.v_head_scales.empty())
-    v_head_scales = upload(options.v_head_scales.data(), options.v_head_scales.size() * 4, kGuardBytes);
+  const DevicePagedCache cache(c.key_cache, c.value_cache, c.block_tables, options, p);
   p.query = query->data();
   p.key = key->data();
   p.value = value->data();
-  p.key_cache = key_cache->data();
-  p.value_cache = value_cache->data();
-  p.block_tables = block_tables->as<std::int32_t>();
-  p.alibi_slopes = alibi ? alibi->as<float>() : nullptr;
-  p.k_head_scales = k_head_scales ? k_head_scales->as<float>() : nullptr;
-  p.v_head_scales = v_head_scales ? v_head_scales->as<float>() : nullptr;
 
   GpuPrefixOutputs o;
   o.out = Tensor(p.dtype, c.query.shape());
@@ -252,18 +245,14 @@ GpuPrefixOutputs run_prefix_on_gpu(const cases::PrefixCase& c, const AttentionOp
   if (Status st = prefix_attention(p, plan); !st.ok()) fail("prefix_attention: ", st.message());
   cuda_check(cudaDeviceSynchronize(), "running the kernels");
   if (o.out.nbytes()) out->download(o.out.bytes());
-  if (std::string g = out->check_guards("out"); !g.empty()) o.guard_failures.push_back(g);
-  const struct {
-    const char* name;
-    const DeviceBuffer* buffer;
-  } inputs[] = {{"query", query.get()},
+  check_guards({{"out", out.get()},
+                {"query", query.get()},
                 {"key", key.get()},
                 {"value", value.get()},
-                {"key_cache", key_cache.get()},
-                {"value_cache", value_cache.get()},
-                {"block_tables", block_tables.get()}};
-  for (const auto& in : inputs)
-    if (std::string g = in.buffer->check_guards(in.name); !g.empty()) o.guard_failures.push_back(g);
+                {"key_cache", cache.key_cache.get()},
+                {"value_cache", cache.value_cache.get()},
+                {"block_tables", cache.block_tables.get()}},
+               o.guard_failures);
   return o;
 }
 

@@ -13,12 +13,10 @@ namespace pao::cuda {
 
 namespace {
 
-template <typename... Parts>
-Status fail_with(Parts&&... parts) {
-  std::ostringstream os;
-  (os << ... << parts);
-  return Status::failure(os.str());
-}
+using detail::check_grid_limits;
+using detail::check_plan_grid;
+using detail::check_pointers;
+using detail::check_same_as_plan;
 
 std::int32_t elem_bytes(DType t) { return static_cast<std::int32_t>(dtype_size(t)); }
 
@@ -77,58 +75,32 @@ Status make_decode_launch(const DecodeParams& p, const DecodePlan& plan, DecodeL
   if (Status s = dispatch_dtypes(p.dtype, p.kv_cache_dtype, accept); !s.ok()) return s;
   if (Status s = dispatch_head_and_block(p.head_size, p.block_size, accept); !s.ok()) return s;
 
-  if (p.num_seqs < 0) return fail_with("num_seqs = ", p.num_seqs, ": must be >= 0");
-  if (p.num_heads <= 0 || p.num_kv_heads <= 0)
-    return fail_with("num_heads = ", p.num_heads, ", num_kv_heads = ", p.num_kv_heads,
-                     ": both must be positive");
-  if (p.num_heads % p.num_kv_heads != 0)
-    return fail_with("num_heads = ", p.num_heads, " is not a multiple of num_kv_heads = ", p.num_kv_heads);
-
-  const DecodeShape& s = plan.shape;
-  const struct {
-    const char* name;
-    std::int64_t params, plan;
-  } same[] = {{"num_seqs", p.num_seqs, s.num_seqs},
-              {"num_heads", p.num_heads, s.num_heads},
-              {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
-              {"head_size", p.head_size, s.head_size},
-              {"block_size", p.block_size, s.block_size},
-              {"warp_size", kWarpSize, s.warp_size},
-              {"threads_per_cta", kThreadsPerCta, s.threads_per_cta}};
-  for (const auto& f : same)
-    if (f.params != f.plan)
-      return fail_with(f.name, " = ", f.params, " but the plan was made for ", f.name, " = ", f.plan);
-  const bool v2 = plan.kernel == DecodeKernel::v2;
-  if (static_cast<std::int64_t>(plan.ctas.size()) !=
-      static_cast<std::int64_t>(plan.grid_x) * plan.grid_y * plan.grid_z)
-    return fail_with("plan: ", plan.ctas.size(), " CTAs for a grid of ", plan.grid_x, " x ", plan.grid_y,
-                     " x ", plan.grid_z);
-
-  if (p.num_seqs > 0) {
-    const struct {
-      const char* name;
-      const void* ptr;
-    } needed[] = {{"query", p.query},
-                  {"key_cache", p.key_cache},
-                  {"value_cache", p.value_cache},
-                  {"block_tables", p.block_tables},
-                  {"seq_lens", p.seq_lens},
-                  {"out", p.out}};
-    for (const auto& n : needed)
-      if (n.ptr == nullptr) return fail_with(n.name, ": null device pointer");
-    if (v2) {
-      if (p.tmp_out == nullptr) return fail_with("tmp_out: null device pointer (V2)");
-      if (p.max_logits == nullptr) return fail_with("max_logits: null device pointer (V2)");
-      if (p.exp_sums == nullptr) return fail_with("exp_sums: null device pointer (V2)");
-    }
-  }
+  if (p.num_seqs < 0) return Status::failure_of("num_seqs = ", p.num_seqs, ": must be >= 0");
   if (Status st = check_attention_params(p); !st.ok()) return st;
-
-  // CUDA's grid limits: x < 2^31, y and z <= 65535.
-  if (plan.grid_y > 65535)
-    return fail_with("num_seqs = ", plan.grid_y, ": more than the 65535 CTAs of grid y");
-  if (plan.grid_z > 65535)
-    return fail_with("max_num_partitions = ", plan.grid_z, ": more than the 65535 CTAs of grid z");
+  const DecodeShape& s = plan.shape;
+  if (Status st = check_same_as_plan({{"num_seqs", p.num_seqs, s.num_seqs},
+                                      {"num_heads", p.num_heads, s.num_heads},
+                                      {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
+                                      {"head_size", p.head_size, s.head_size},
+                                      {"block_size", p.block_size, s.block_size},
+                                      {"warp_size", kWarpSize, s.warp_size},
+                                      {"threads_per_cta", kThreadsPerCta, s.threads_per_cta}});
+      !st.ok())
+    return st;
+  const bool v2 = plan.kernel == DecodeKernel::v2;
+  if (Status st = check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
+    return st;
+  if (p.num_seqs > 0) {
+    if (Status st = check_pointers({{"query", p.query}, {"seq_lens", p.seq_lens}, {"out", p.out}}); !st.ok())
+      return st;
+    if (v2)
+      if (Status st = check_pointers(
+              {{"tmp_out", p.tmp_out}, {"max_logits", p.max_logits}, {"exp_sums", p.exp_sums}}, " (V2)");
+          !st.ok())
+        return st;
+  }
+  if (Status st = check_grid_limits(plan.grid_y, "num_seqs", plan.grid_z, "max_num_partitions"); !st.ok())
+    return st;
 
   launch = DecodeLaunch{};
   launch.kernel = plan.kernel;

@@ -11,12 +11,10 @@ namespace pao::cuda {
 
 namespace {
 
-template <typename... Parts>
-Status fail_with(Parts&&... parts) {
-  std::ostringstream os;
-  (os << ... << parts);
-  return Status::failure(os.str());
-}
+using detail::check_grid_limits;
+using detail::check_plan_grid;
+using detail::check_pointers;
+using detail::check_same_as_plan;
 
 }  // namespace
 
@@ -52,50 +50,30 @@ Status make_prefix_launch(const PrefixParams& p, const PrefixPlan& plan, PrefixL
   const auto accept = []<auto...>() { return Status{}; };
   if (Status s = dispatch_dtypes(p.dtype, p.kv_cache_dtype, accept); !s.ok()) return s;
   if (Status s = dispatch_head_size(p.head_size, accept); !s.ok()) return s;
-  if (p.num_heads <= 0 || p.num_kv_heads <= 0 || p.num_heads % p.num_kv_heads != 0)
-    return fail_with("num_heads = ", p.num_heads,
-                     " is not a positive multiple of num_kv_heads = ", p.num_kv_heads);
-  if (p.block_size <= 0) return fail_with("block_size = ", p.block_size, ": must be positive");
-
+  if (p.block_size <= 0) return Status::failure_of("block_size = ", p.block_size, ": must be positive");
+  if (Status st = check_attention_params(p); !st.ok()) return st;
   const PrefixShape& s = plan.shape;
-  const struct {
-    const char* name;
-    std::int64_t params, plan;
-  } same[] = {{"num_seqs", p.num_seqs, s.num_seqs},
-              {"num_heads", p.num_heads, s.num_heads},
-              {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
-              {"head_size", p.head_size, s.head_size},
-              {"block_size", p.block_size, s.block_size}};
-  for (const auto& f : same)
-    if (f.params != f.plan)
-      return fail_with(f.name, " = ", f.params, " but the plan was made for ", f.name, " = ", f.plan);
-  if (static_cast<std::int64_t>(plan.ctas.size()) != std::int64_t{plan.grid_x} * plan.grid_y * plan.grid_z)
-    return fail_with("plan: ", plan.ctas.size(), " CTAs for a grid of ", plan.grid_x, " x ", plan.grid_y,
-                     " x ", plan.grid_z);
+  if (Status st = check_same_as_plan({{"num_seqs", p.num_seqs, s.num_seqs},
+                                      {"num_heads", p.num_heads, s.num_heads},
+                                      {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
+                                      {"head_size", p.head_size, s.head_size},
+                                      {"block_size", p.block_size, s.block_size}});
+      !st.ok())
+    return st;
+  if (Status st = check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
+    return st;
   std::int64_t tokens = 0;
   for (const PrefixCta& c : plan.ctas)
     if (c.head == 0 && c.m_tile == 0) tokens += c.query_len;
   if (tokens != p.num_tokens)
-    return fail_with("num_tokens = ", p.num_tokens, " but the plan's query_lens add up to ", tokens);
-
-  if (p.num_tokens > 0) {
-    const struct {
-      const char* name;
-      const void* ptr;
-    } needed[] = {{"query", p.query}, {"key", p.key}, {"value", p.value}, {"out", p.out}};
-    for (const auto& n : needed)
-      if (n.ptr == nullptr) return fail_with(n.name, ": null device pointer");
-  }
-  if (p.num_seqs > 0) {
-    if (p.key_cache == nullptr) return fail_with("key_cache: null device pointer");
-    if (p.value_cache == nullptr) return fail_with("value_cache: null device pointer");
-    if (p.block_tables == nullptr) return fail_with("block_tables: null device pointer");
-  }
-  if (Status st = check_attention_params(p); !st.ok()) return st;
-  if (plan.grid_y > 65535)
-    return fail_with("num_heads = ", plan.grid_y, ": more than the 65535 CTAs of grid y");
-  if (plan.grid_z > 65535)
-    return fail_with("ceil(max_query_len / block_m) = ", plan.grid_z, ": more than the 65535 CTAs of grid z");
+    return Status::failure_of("num_tokens = ", p.num_tokens, " but the plan's query_lens add up to ", tokens);
+  if (p.num_tokens > 0)
+    if (Status st = check_pointers({{"query", p.query}, {"key", p.key}, {"value", p.value}, {"out", p.out}});
+        !st.ok())
+      return st;
+  if (Status st = check_grid_limits(plan.grid_y, "num_heads", plan.grid_z, "ceil(max_query_len / block_m)");
+      !st.ok())
+    return st;
 
   launch = PrefixLaunch{};
   launch.kernel.grid = {static_cast<std::uint32_t>(plan.grid_x), static_cast<std::uint32_t>(plan.grid_y),

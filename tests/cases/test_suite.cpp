@@ -9,6 +9,7 @@
 
 #include "pao/cases/pairwise.hpp"
 #include "pao/cases/suite.hpp"
+#include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
 
 using namespace pao;
@@ -16,7 +17,7 @@ using namespace pao::cases;
 
 namespace {
 
-const std::string kCasesDir = std::string(PAO_SOURCE_DIR) + "/data/cases";
+const std::filesystem::path kCasesDir = pao::data_dir() / "cases";
 
 std::vector<std::string> ids(const std::vector<cases::Case>& cases) {
   std::vector<std::string> out;

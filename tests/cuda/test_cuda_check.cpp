@@ -14,6 +14,7 @@
 #include "check/case_params.hpp"
 #include "check/tensor_report.hpp"
 #include "pao/cases/suite.hpp"
+#include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
 #include "pao/cuda/decode_launch.hpp"
 #include "pao/cuda/dispatch.hpp"
@@ -29,7 +30,7 @@ using namespace pao::cuda::check;
 namespace {
 
 std::vector<cases::Case> suite(const std::string& name, bool full = false) {
-  return cases::expand_suite(std::string(PAO_SOURCE_DIR) + "/data/cases/" + name + ".json", full);
+  return cases::expand_suite(data_dir() / "cases" / (name + ".json"), full);
 }
 
 /// The launch checks of a decode case on its host tensors, with a fake output address (the checks

@@ -22,6 +22,7 @@
 #include "check/case_params.hpp"
 #include "check/tensor_report.hpp"
 #include "pao/cases/suite.hpp"
+#include "pao/core/data_dir.hpp"
 #include "pao/cuda/decode_launch.hpp"
 #include "pao/cuda/dispatch.hpp"
 #include "pao/cuda/prefix_launch.hpp"
@@ -227,7 +228,7 @@ void check_prefix_case(const cases::Case& cc) {
 
 /// The cases of data/cases/<name>.json, as `pao golden` and pao-cuda-check expand them.
 std::vector<cases::Case> suite(const std::string& name, bool full = false) {
-  return cases::expand_suite(std::string(PAO_SOURCE_DIR) + "/data/cases/" + name + ".json", full);
+  return cases::expand_suite(data_dir() / "cases" / (name + ".json"), full);
 }
 
 void check_suite(const std::string& name, bool full = false) {

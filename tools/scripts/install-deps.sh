@@ -2,7 +2,7 @@
 # Installs pao's build dependencies from Debian packages when any is missing (you are root on
 # the project's machines; elsewhere run it with sudo). Idempotent and quiet when all is present.
 set -euo pipefail
-packages=(cmake ninja-build g++ clang clang-format libclang-rt-dev libeigen3-dev doctest-dev nlohmann-json3-dev
+packages=(cmake ninja-build ccache g++ clang clang-format libclang-rt-dev libeigen3-dev doctest-dev nlohmann-json3-dev
           libcli11-dev libomp-dev python3 python3-venv)
 missing=()
 for p in "${packages[@]}"; do

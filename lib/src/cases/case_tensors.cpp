@@ -181,32 +181,36 @@ AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes) {
   return o;
 }
 
-DecodeArgs DecodeCase::args() const {
-  DecodeArgs a;
-  a.query = query;
+namespace {
+
+void set_paged_kv(PagedKVArgs& a, const Case& spec, const Tensor& key_cache, const Tensor& value_cache,
+                  const Tensor& block_tables, const Tensor& seq_lens, const Tensor& alibi_slopes) {
   a.key_cache = key_cache;
   a.value_cache = value_cache;
   a.kv_layout = spec.kv_layout;
   a.block_tables = block_tables;
   a.seq_lens = seq_lens;
+  a.options = attention_options(spec, alibi_slopes);
+}
+
+}  // namespace
+
+DecodeArgs DecodeCase::args() const {
+  DecodeArgs a;
+  set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes);
+  a.query = query;
   a.max_seq_len = spec.max_seq_len;
   a.partition_size = spec.partition_size;
-  a.options = attention_options(spec, alibi_slopes);
   return a;
 }
 
 PrefixArgs PrefixCase::args() const {
   PrefixArgs a;
+  set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes);
   a.query = query;
   a.key = key;
   a.value = value;
-  a.key_cache = key_cache;
-  a.value_cache = value_cache;
-  a.kv_layout = spec.kv_layout;
-  a.block_tables = block_tables;
-  a.seq_lens = seq_lens;
   a.query_start_loc = query_start_loc;
-  a.options = attention_options(spec, alibi_slopes);
   a.block_m = spec.block_m;
   a.block_n = spec.block_n;
   a.context_tile = spec.context_tile;

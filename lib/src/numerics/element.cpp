@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "pao/core/error.hpp"
@@ -172,48 +173,41 @@ struct Codec<DType::f32> {
   static Bits encode(double v) { return static_cast<float>(v); }
   static Bits encode(float v) { return v; }
 };
-template <>
-struct Codec<DType::f16> {
-  using Bits = std::uint16_t;
-  static float decode(Bits b) { return decode_f16(b); }
-  static Bits encode(double v) { return encode_f16(v); }
-  static Bits encode(float v) { return encode_f16_from_f32(v); }
+/// The narrow float formats: bits, and formats.hpp's codecs from float and from double.
+template <typename B, float (*Decode)(B), B (*FromF64)(double), B (*FromF32)(float)>
+struct FormatCodec {
+  using Bits = B;
+  static float decode(Bits b) { return Decode(b); }
+  static Bits encode(double v) { return FromF64(v); }
+  static Bits encode(float v) { return FromF32(v); }
 };
 template <>
-struct Codec<DType::bf16> {
-  using Bits = std::uint16_t;
-  static float decode(Bits b) { return decode_bf16(b); }
-  static Bits encode(double v) { return encode_bf16(v); }
-  static Bits encode(float v) { return encode_bf16_from_f32(v); }
-};
+struct Codec<DType::f16> : FormatCodec<std::uint16_t, decode_f16, encode_f16, encode_f16_from_f32> {};
 template <>
-struct Codec<DType::fp8_e4m3> {
-  using Bits = std::uint8_t;
-  static float decode(Bits b) { return decode_fp8_e4m3(b); }
-  static Bits encode(double v) { return encode_fp8_e4m3(v); }
-  static Bits encode(float v) { return encode_fp8_e4m3_from_f32(v); }
-};
+struct Codec<DType::bf16> : FormatCodec<std::uint16_t, decode_bf16, encode_bf16, encode_bf16_from_f32> {};
 template <>
-struct Codec<DType::fp8_e5m2> {
-  using Bits = std::uint8_t;
-  static float decode(Bits b) { return decode_fp8_e5m2(b); }
-  static Bits encode(double v) { return encode_fp8_e5m2(v); }
-  static Bits encode(float v) { return encode_fp8_e5m2_from_f32(v); }
-};
+struct Codec<DType::fp8_e4m3>
+    : FormatCodec<std::uint8_t, decode_fp8_e4m3, encode_fp8_e4m3, encode_fp8_e4m3_from_f32> {};
+template <>
+struct Codec<DType::fp8_e5m2>
+    : FormatCodec<std::uint8_t, decode_fp8_e5m2, encode_fp8_e5m2, encode_fp8_e5m2_from_f32> {};
 /// Integers: exact decode (i64 beyond 2^53 rounds to nearest); encode rounds half to even and
-/// throws outside the range [Lo, Hi) or on NaN.
-template <DType dt, typename T, double Lo, double Hi>
+/// throws outside the type's range [lo, hi) (both exact in double) or on NaN.
+template <DType dt, typename T>
 struct IntegerCodec {
   using Bits = T;
+  static constexpr double kLo = static_cast<double>(std::numeric_limits<T>::min());
+  static constexpr double kHi =
+      std::is_signed_v<T> ? -kLo : static_cast<double>(std::numeric_limits<T>::max()) + 1;
   static double decode(Bits b) { return static_cast<double>(b); }
-  static Bits encode(double v) { return static_cast<T>(to_integer(dt, v, Lo, Hi)); }
+  static Bits encode(double v) { return static_cast<T>(to_integer(dt, v, kLo, kHi)); }
 };
 template <>
-struct Codec<DType::i32> : IntegerCodec<DType::i32, std::int32_t, -0x1p31, 0x1p31> {};
+struct Codec<DType::i32> : IntegerCodec<DType::i32, std::int32_t> {};
 template <>
-struct Codec<DType::i64> : IntegerCodec<DType::i64, std::int64_t, -0x1p63, 0x1p63> {};
+struct Codec<DType::i64> : IntegerCodec<DType::i64, std::int64_t> {};
 template <>
-struct Codec<DType::u8> : IntegerCodec<DType::u8, std::uint8_t, 0.0, 256.0> {};
+struct Codec<DType::u8> : IntegerCodec<DType::u8, std::uint8_t> {};
 
 /// fn(std::integral_constant<DType, t>{}): the runtime dtype as a compile-time one.
 template <typename Fn>

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pao/core/error.hpp"
+#include "pao/plan/launch_shape.hpp"
 
 namespace pao {
 
@@ -12,15 +13,7 @@ std::string to_string(DecodeKernel kernel) { return kernel == DecodeKernel::v1 ?
 namespace {
 
 void check_shape(DecodeKernel kernel, const DecodeShape& s, std::span<const std::int32_t> seq_lens) {
-  require(s.num_seqs >= 0, "num_seqs = ", s.num_seqs, ": must be >= 0");
-  require(static_cast<std::size_t>(s.num_seqs) == seq_lens.size(), "seq_lens has ", seq_lens.size(),
-          " entries but num_seqs = ", s.num_seqs);
-  require(s.num_heads > 0 && s.num_kv_heads > 0, "num_heads = ", s.num_heads,
-          ", num_kv_heads = ", s.num_kv_heads, ": both must be positive");
-  require(s.num_heads % s.num_kv_heads == 0, "num_heads = ", s.num_heads,
-          " is not a multiple of num_kv_heads = ", s.num_kv_heads, " (GQA/MQA needs it)");
-  require(s.head_size > 0, "head_size = ", s.head_size, ": must be positive");
-  require(s.block_size > 0, "block_size = ", s.block_size, ": must be positive");
+  check_launch_shape(s.num_seqs, seq_lens.size(), s.num_heads, s.num_kv_heads, s.head_size, s.block_size);
   require(s.warp_size > 0 && s.threads_per_cta % s.warp_size == 0, "threads_per_cta = ", s.threads_per_cta,
           " is not a multiple of warp_size = ", s.warp_size);
   if (kernel == DecodeKernel::v2) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pao/core/error.hpp"
+#include "pao/plan/launch_shape.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao {
@@ -15,17 +16,9 @@ constexpr std::int32_t kMaxTile = 1 << 16;
 
 void check_shape(const PrefixShape& s, std::span<const std::int32_t> seq_lens,
                  std::span<const std::int32_t> query_lens) {
-  require(s.num_seqs >= 0, "num_seqs = ", s.num_seqs, ": must be >= 0");
-  require(static_cast<std::size_t>(s.num_seqs) == seq_lens.size(), "seq_lens has ", seq_lens.size(),
-          " entries but num_seqs = ", s.num_seqs);
+  check_launch_shape(s.num_seqs, seq_lens.size(), s.num_heads, s.num_kv_heads, s.head_size, s.block_size);
   require(query_lens.size() == seq_lens.size(), "query_lens has ", query_lens.size(),
           " entries but seq_lens has ", seq_lens.size());
-  require(s.num_heads > 0 && s.num_kv_heads > 0, "num_heads = ", s.num_heads,
-          ", num_kv_heads = ", s.num_kv_heads, ": both must be positive");
-  require(s.num_heads % s.num_kv_heads == 0, "num_heads = ", s.num_heads,
-          " is not a multiple of num_kv_heads = ", s.num_kv_heads, " (GQA/MQA needs it)");
-  require(s.head_size > 0, "head_size = ", s.head_size, ": must be positive");
-  require(s.block_size > 0, "block_size = ", s.block_size, ": must be positive");
   require(s.block_m > 0 && s.block_m <= kMaxTile, "block_m = ", s.block_m, ": must be positive and at most ",
           kMaxTile);
   require(s.block_n > 0 && s.block_n <= kMaxTile, "block_n = ", s.block_n, ": must be positive and at most ",

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "pao/core/error.hpp"
+#include "pao/plan/launch_shape.hpp"
 
 namespace pao::sim {
 
@@ -126,15 +127,7 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
 }
 
 void validate_workload(const Workload& w) {
-  require(w.num_seqs >= 0, "num_seqs = ", w.num_seqs, ": must be >= 0");
-  require(w.num_heads > 0 && w.num_kv_heads > 0, "num_heads = ", w.num_heads,
-          ", num_kv_heads = ", w.num_kv_heads, ": both must be positive");
-  require(w.num_heads % w.num_kv_heads == 0, "num_heads = ", w.num_heads,
-          " is not a multiple of num_kv_heads = ", w.num_kv_heads, " (GQA/MQA needs it)");
-  require(w.head_size > 0, "head_size = ", w.head_size, ": must be positive");
-  require(w.block_size > 0, "block_size = ", w.block_size, ": must be positive");
-  require(w.seq_lens.size() == static_cast<std::size_t>(w.num_seqs), "seq_lens has ", w.seq_lens.size(),
-          " entries but num_seqs = ", w.num_seqs);
+  check_launch_shape(w.num_seqs, w.seq_lens.size(), w.num_heads, w.num_kv_heads, w.head_size, w.block_size);
   require(w.query_lens.empty() || w.query_lens.size() == w.seq_lens.size(), "query_lens has ",
           w.query_lens.size(), " entries but num_seqs = ", w.num_seqs);
   require(is_activation(w.dtype), "dtype = ", dtype_name(w.dtype), ": must be f32, f16 or bf16");

@@ -4,7 +4,9 @@
 // Plain C++: the host checks it (check_attention_params) without a GPU.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "pao/core/dtype.hpp"
 #include "pao/cuda/status.hpp"
@@ -56,8 +58,32 @@ PAO_HD LogitParams logit_params(const PagedAttentionParams& p, std::int32_t head
   return l;
 }
 
-/// The scalar rules every attention kernel of pao obeys (pao/kernels/attention_options.hpp: scale,
-/// soft-cap, window, fp8 scales), and the block-table stride; the message of the first broken one.
+/// The checks every attention launch makes, decode and prefix: the head counts, the cache and
+/// block-table pointers (with sequences to run), the scalar rules of every attention kernel of pao
+/// (pao/kernels/attention_options.hpp: scale, soft-cap, window, fp8 scales) and the block-table
+/// stride; the message of the first broken one.
 Status check_attention_params(const PagedAttentionParams& p);
+
+namespace detail {
+
+/// A size of the params against the plan's.
+struct PlanField {
+  const char* name;
+  std::int64_t params, plan;
+};
+/// "<name> = <params> but the plan was made for <name> = <plan>" for the first that differs.
+Status check_same_as_plan(std::initializer_list<PlanField> fields);
+/// The plan lists one CTA per grid point.
+Status check_plan_grid(std::size_t num_ctas, std::int64_t x, std::int64_t y, std::int64_t z);
+/// "<name>: null device pointer<suffix>" for the first null one.
+struct NamedPointer {
+  const char* name;
+  const void* ptr;
+};
+Status check_pointers(std::initializer_list<NamedPointer> pointers, const char* suffix = "");
+/// CUDA's grid limits: y and z at most 65535 CTAs (x < 2^31 always holds here).
+Status check_grid_limits(std::int64_t y, const char* y_name, std::int64_t z, const char* z_name);
+
+}  // namespace detail
 
 }  // namespace pao::cuda

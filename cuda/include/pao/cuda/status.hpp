@@ -3,6 +3,7 @@
 // calls exit() or throws across the API.
 #pragma once
 
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -15,6 +16,14 @@ class Status {
     Status s;
     s.message_ = message.empty() ? std::string("unspecified error") : std::move(message);
     return s;
+  }
+
+  /// failure() of the parts written one after another: Status::failure_of("x = ", 3, ": bad").
+  template <typename... Parts>
+  static Status failure_of(Parts&&... parts) {
+    std::ostringstream os;
+    (os << ... << parts);
+    return failure(os.str());
   }
 
   bool ok() const { return message_.empty(); }

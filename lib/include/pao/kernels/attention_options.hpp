@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pao/core/tensor.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
 
 namespace pao {
 
@@ -32,6 +33,20 @@ struct AttentionOptions {
   float soft_cap = 0.0f;
   /// Extension: a query at position i sees keys j with i - j < sliding_window. 0 = off.
   std::int32_t sliding_window = 0;
+};
+
+/// What every attention kernel reads of the paged cache, with vLLM's names and layouts (decode's
+/// DecodeArgs and prefix's PrefixArgs extend it).
+struct PagedKVArgs {
+  TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+  TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
+                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+                           // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
+  KVLayout kv_layout = KVLayout::vllm;
+  TensorView block_tables;  // [num_seqs, max_num_blocks_per_seq] i32
+  TensorView seq_lens;      // [num_seqs] i32 (prefix: context + new tokens)
+  AttentionOptions options;
 };
 
 /// vLLM's default softmax scale: 1 / sqrt(head_size), computed in fp64 and rounded once to f32.

@@ -11,21 +11,12 @@
 namespace pao {
 
 /// Inputs of a decode step, with vLLM's names and layouts.
-struct DecodeArgs {
-  TensorView query;        // [num_seqs, num_heads, head_size]  f32/f16/bf16
-  TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
-                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
-  TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
-                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
-                           // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
-  KVLayout kv_layout = KVLayout::vllm;
-  TensorView block_tables;  // [num_seqs, max_num_blocks_per_seq] i32
-  TensorView seq_lens;      // [num_seqs] i32
+struct DecodeArgs : PagedKVArgs {
+  TensorView query;  // [num_seqs, num_heads, head_size]  f32/f16/bf16
   /// Bounds the number of V2 partitions (vLLM's max_seq_len). 0: the largest of seq_lens.
   std::int32_t max_seq_len = 0;
   /// V2 only: tokens per partition, a multiple of the block size.
   std::int32_t partition_size = 512;
-  AttentionOptions options;
 };
 
 struct DecodeOutputs {

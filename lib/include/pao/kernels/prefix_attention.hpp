@@ -15,20 +15,11 @@ namespace pao {
 /// Inputs of a prefix step, with vLLM's names and layouts. Sequence s owns the new tokens
 /// [query_start_loc[s], query_start_loc[s + 1]) of query / key / value; its context is the first
 /// ctx_len = seq_lens[s] - query_len tokens of its block table.
-struct PrefixArgs {
-  TensorView query;        // [num_tokens, num_heads, head_size]     f32/f16/bf16
-  TensorView key;          // [num_tokens, num_kv_heads, head_size]  the query's dtype
-  TensorView value;        // [num_tokens, num_kv_heads, head_size]  the query's dtype
-  TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
-                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
-  TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
-                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
-                           // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
-  KVLayout kv_layout = KVLayout::vllm;
-  TensorView block_tables;     // [num_seqs, max_num_blocks_per_seq] i32
-  TensorView seq_lens;         // [num_seqs] i32, context + new tokens
+struct PrefixArgs : PagedKVArgs {
+  TensorView query;            // [num_tokens, num_heads, head_size]     f32/f16/bf16
+  TensorView key;              // [num_tokens, num_kv_heads, head_size]  the query's dtype
+  TensorView value;            // [num_tokens, num_kv_heads, head_size]  the query's dtype
   TensorView query_start_loc;  // [num_seqs + 1] i32, 0 = first <= ... <= last = num_tokens
-  AttentionOptions options;
   /// Tile sizes of the kernel. vLLM: 128 / 64 when the block size is a power of two, else 32 / 32;
   /// context tiles of 32 (its ALiBi kernel uses block_n for both).
   std::int32_t block_m = 128, block_n = 64, context_tile = 32;

@@ -36,6 +36,12 @@ struct PagedKV {
 PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache, KVLayout layout,
                       const TensorView& block_tables, std::int32_t num_seqs, std::int32_t num_kv_heads,
                       std::int32_t head_size, DType activation_dtype, const AttentionOptions& options);
+/// The same for a kernel call's arguments (num_kv_heads from the cache).
+inline PagedKV make_paged_kv(const PagedKVArgs& a, std::int32_t num_seqs, std::int32_t num_kv_heads,
+                             std::int32_t head_size, DType activation_dtype) {
+  return make_paged_kv(a.key_cache, a.value_cache, a.kv_layout, a.block_tables, num_seqs, num_kv_heads,
+                       head_size, activation_dtype, a.options);
+}
 
 /// Scale, soft-cap, sliding window and ALiBi slopes, checked.
 struct AttentionScalars {

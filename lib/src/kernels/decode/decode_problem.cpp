@@ -30,8 +30,7 @@ DecodeProblem make_decode_problem(const DecodeArgs& args) {
   p.head_size = qs.head_size;
   p.dtype = q.dtype;
   p.query = q;
-  p.kv = make_paged_kv(args.key_cache, args.value_cache, args.kv_layout, args.block_tables, p.num_seqs, -1,
-                       p.head_size, q.dtype, args.options);
+  p.kv = make_paged_kv(args, p.num_seqs, -1, p.head_size, q.dtype);
   require(p.num_heads % p.kv.num_kv_heads == 0, "query: num_heads = ", p.num_heads,
           " is not a multiple of num_kv_heads = ", p.kv.num_kv_heads, " (key_cache dim 1)");
   p.seq_lens = read_i32_vector(args.seq_lens, "seq_lens", p.num_seqs);

@@ -79,8 +79,7 @@ PrefixProblem make_prefix_problem(const PrefixArgs& args) {
   require(p.query_start_loc.back() == p.num_tokens, "query_start_loc[", p.num_seqs,
           "] = ", p.query_start_loc.back(), " does not match num_tokens = ", p.num_tokens, " (query dim 0)");
 
-  p.kv = make_paged_kv(args.key_cache, args.value_cache, args.kv_layout, args.block_tables, p.num_seqs,
-                       num_kv_heads, p.head_size, q.dtype, args.options);
+  p.kv = make_paged_kv(args, p.num_seqs, num_kv_heads, p.head_size, q.dtype);
   for (std::int32_t s = 0; s < p.num_seqs; ++s) {
     const std::int32_t seq_len = p.seq_lens[static_cast<std::size_t>(s)];
     check_context_blocks(p.kv, s, seq_len, seq_len - p.query_lens[static_cast<std::size_t>(s)]);

@@ -1,0 +1,21 @@
+// pao/plan/launch_shape.hpp.
+#include "pao/plan/launch_shape.hpp"
+
+#include "pao/core/error.hpp"
+
+namespace pao {
+
+void check_launch_shape(std::int32_t num_seqs, std::size_t num_seq_lens, std::int32_t num_heads,
+                        std::int32_t num_kv_heads, std::int32_t head_size, std::int32_t block_size) {
+  require(num_seqs >= 0, "num_seqs = ", num_seqs, ": must be >= 0");
+  require(static_cast<std::size_t>(num_seqs) == num_seq_lens, "seq_lens has ", num_seq_lens,
+          " entries but num_seqs = ", num_seqs);
+  require(num_heads > 0 && num_kv_heads > 0, "num_heads = ", num_heads, ", num_kv_heads = ", num_kv_heads,
+          ": both must be positive");
+  require(num_heads % num_kv_heads == 0, "num_heads = ", num_heads,
+          " is not a multiple of num_kv_heads = ", num_kv_heads, " (GQA/MQA needs it)");
+  require(head_size > 0, "head_size = ", head_size, ": must be positive");
+  require(block_size > 0, "block_size = ", block_size, ": must be positive");
+}
+
+}  // namespace pao
