@@ -30,41 +30,39 @@ std::vector<std::int32_t> case_seq_lens(const Tensor& seq_lens) {
   return v;
 }
 
+namespace {
+
+/// The shape, dtypes, caches, layouts, block tables and scalars of a case's tensors.
+void set_paged_cache(PagedAttentionParams& p, const cases::Case& s, const Tensor& key_cache,
+                     const Tensor& value_cache, const Tensor& block_tables, const AttentionOptions& o) {
+  static_cast<LaunchShape&>(p) = s;
+  p.dtype = s.dtype;
+  p.kv_cache_dtype = key_cache.dtype();
+  p.key_cache = key_cache.bytes();
+  p.value_cache = value_cache.bytes();
+  p.key_layout = layout_of(s, key_cache, CacheTensor::key);
+  p.value_layout = layout_of(s, value_cache, CacheTensor::value);
+  p.block_tables = block_tables.data<std::int32_t>();
+  p.block_table_stride = block_tables.size(1);
+  set_attention_params(p, o, p.head_size);
+}
+
+}  // namespace
+
 DecodeParams case_decode_params(const cases::DecodeCase& c, const AttentionOptions& o) {
-  const cases::Case& s = c.spec;
   DecodeParams p;
-  p.dtype = c.query.dtype();
-  p.kv_cache_dtype = c.key_cache.dtype();
-  p.num_seqs = static_cast<std::int32_t>(c.query.size(0));
-  p.num_heads = static_cast<std::int32_t>(c.query.size(1));
-  p.head_size = static_cast<std::int32_t>(c.query.size(2));
-  p.num_kv_heads = s.num_kv_heads;
-  p.block_size = s.block_size;
+  set_paged_cache(p, c.spec, c.key_cache, c.value_cache, c.block_tables, o);
   const Shape qs = contiguous_strides(c.query.shape());
   p.query = c.query.bytes();
   p.query_seq_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
-  p.key_cache = c.key_cache.bytes();
-  p.value_cache = c.value_cache.bytes();
-  p.key_layout = layout_of(s, c.key_cache, CacheTensor::key);
-  p.value_layout = layout_of(s, c.value_cache, CacheTensor::value);
-  p.block_tables = c.block_tables.data<std::int32_t>();
-  p.block_table_stride = c.block_tables.size(1);
   p.seq_lens = c.seq_lens.data<std::int32_t>();
-  set_attention_params(p, o, p.head_size);
   return p;
 }
 
 PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptions& o) {
-  const cases::Case& s = c.spec;
   PrefixParams p;
-  p.dtype = c.query.dtype();
-  p.kv_cache_dtype = c.key_cache.dtype();
-  p.num_seqs = s.num_seqs;
+  set_paged_cache(p, c.spec, c.key_cache, c.value_cache, c.block_tables, o);
   p.num_tokens = static_cast<std::int32_t>(c.query.size(0));
-  p.num_heads = static_cast<std::int32_t>(c.query.size(1));
-  p.head_size = static_cast<std::int32_t>(c.query.size(2));
-  p.num_kv_heads = static_cast<std::int32_t>(c.key.size(1));
-  p.block_size = s.block_size;
   const Shape qs = contiguous_strides(c.query.shape()), ks = contiguous_strides(c.key.shape());
   p.query = c.query.bytes();
   p.query_token_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
@@ -73,13 +71,6 @@ PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptio
   p.key_token_stride = p.value_token_stride = ks[0];
   p.key_head_stride = p.value_head_stride = ks[1];
   p.key_dim_stride = p.value_dim_stride = ks[2];
-  p.key_cache = c.key_cache.bytes();
-  p.value_cache = c.value_cache.bytes();
-  p.key_layout = layout_of(s, c.key_cache, CacheTensor::key);
-  p.value_layout = layout_of(s, c.value_cache, CacheTensor::value);
-  p.block_tables = c.block_tables.data<std::int32_t>();
-  p.block_table_stride = c.block_tables.size(1);
-  set_attention_params(p, o, p.head_size);
   return p;
 }
 

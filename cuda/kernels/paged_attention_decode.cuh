@@ -326,7 +326,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   __shared__ float red_max[NW];
   __shared__ float red_sum[NW];
 
-  const int kv_head = head / (p.num_heads / p.num_kv_heads);
+  const int kv_head = p.kv_head_of(head);
   {
     const QElem* q =
         static_cast<const QElem*>(p.query) + seq * p.query_seq_stride + head * p.query_head_stride;

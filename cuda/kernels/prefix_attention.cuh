@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(kPrefixThreads) prefix_attention_kernel(const 
   if (cta.query_end <= cta.query_begin) return;  // rows past the sequence's query: nothing to store
   const int tid = static_cast<int>(threadIdx.x);
   const int W = args.max_tile_width;
-  const int kv_head = head / (p.num_heads / p.num_kv_heads);
+  const int kv_head = p.kv_head_of(head);
 
   float* const shared = dynamic_shared_memory();
   float* const kv_s = shared;        // [W][LD]: K, then V, of the current tile

@@ -13,11 +13,6 @@ namespace pao::cuda {
 
 namespace {
 
-using detail::check_grid_limits;
-using detail::check_plan_grid;
-using detail::check_pointers;
-using detail::check_same_as_plan;
-
 std::int32_t elem_bytes(DType t) { return static_cast<std::int32_t>(dtype_size(t)); }
 
 bool multiple_of(std::int64_t v, std::int64_t n) { return v % n == 0; }
@@ -28,11 +23,7 @@ Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& p, std::int32
                           std::int32_t partition_size, std::span<const std::int32_t> host_seq_lens,
                           DecodePlan& plan) {
   DecodeShape s;
-  s.num_seqs = p.num_seqs;
-  s.num_heads = p.num_heads;
-  s.num_kv_heads = p.num_kv_heads;
-  s.head_size = p.head_size;
-  s.block_size = p.block_size;
+  static_cast<LaunchShape&>(s) = p;
   s.partition_size = partition_size;
   s.threads_per_cta = kThreadsPerCta;
   s.warp_size = kWarpSize;
@@ -78,28 +69,30 @@ Status make_decode_launch(const DecodeParams& p, const DecodePlan& plan, DecodeL
   if (p.num_seqs < 0) return Status::failure_of("num_seqs = ", p.num_seqs, ": must be >= 0");
   if (Status st = check_attention_params(p); !st.ok()) return st;
   const DecodeShape& s = plan.shape;
-  if (Status st = check_same_as_plan({{"num_seqs", p.num_seqs, s.num_seqs},
-                                      {"num_heads", p.num_heads, s.num_heads},
-                                      {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
-                                      {"head_size", p.head_size, s.head_size},
-                                      {"block_size", p.block_size, s.block_size},
-                                      {"warp_size", kWarpSize, s.warp_size},
-                                      {"threads_per_cta", kThreadsPerCta, s.threads_per_cta}});
+  if (Status st = detail::check_same_as_plan({{"num_seqs", p.num_seqs, s.num_seqs},
+                                              {"num_heads", p.num_heads, s.num_heads},
+                                              {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
+                                              {"head_size", p.head_size, s.head_size},
+                                              {"block_size", p.block_size, s.block_size},
+                                              {"warp_size", kWarpSize, s.warp_size},
+                                              {"threads_per_cta", kThreadsPerCta, s.threads_per_cta}});
       !st.ok())
     return st;
   const bool v2 = plan.kernel == DecodeKernel::v2;
-  if (Status st = check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
+  if (Status st = detail::check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
     return st;
   if (p.num_seqs > 0) {
-    if (Status st = check_pointers({{"query", p.query}, {"seq_lens", p.seq_lens}, {"out", p.out}}); !st.ok())
+    if (Status st = detail::check_pointers({{"query", p.query}, {"seq_lens", p.seq_lens}, {"out", p.out}});
+        !st.ok())
       return st;
     if (v2)
-      if (Status st = check_pointers(
+      if (Status st = detail::check_pointers(
               {{"tmp_out", p.tmp_out}, {"max_logits", p.max_logits}, {"exp_sums", p.exp_sums}}, " (V2)");
           !st.ok())
         return st;
   }
-  if (Status st = check_grid_limits(plan.grid_y, "num_seqs", plan.grid_z, "max_num_partitions"); !st.ok())
+  if (Status st = detail::check_grid_limits(plan.grid_y, "num_seqs", plan.grid_z, "max_num_partitions");
+      !st.ok())
     return st;
 
   launch = DecodeLaunch{};

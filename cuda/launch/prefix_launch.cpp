@@ -9,25 +9,12 @@
 
 namespace pao::cuda {
 
-namespace {
-
-using detail::check_grid_limits;
-using detail::check_plan_grid;
-using detail::check_pointers;
-using detail::check_same_as_plan;
-
-}  // namespace
-
 Status plan_prefix_launch(const PrefixParams& p, std::span<const std::int32_t> seq_lens,
                           std::span<const std::int32_t> query_lens, std::int32_t block_m,
                           std::int32_t block_n, std::int32_t context_tile, std::int32_t max_query_len,
                           PrefixPlan& plan) {
   PrefixShape s;
-  s.num_seqs = p.num_seqs;
-  s.num_heads = p.num_heads;
-  s.num_kv_heads = p.num_kv_heads;
-  s.head_size = p.head_size;
-  s.block_size = p.block_size;
+  static_cast<LaunchShape&>(s) = p;
   s.block_m = block_m;
   s.block_n = block_n;
   s.context_tile = context_tile;
@@ -53,14 +40,14 @@ Status make_prefix_launch(const PrefixParams& p, const PrefixPlan& plan, PrefixL
   if (p.block_size <= 0) return Status::failure_of("block_size = ", p.block_size, ": must be positive");
   if (Status st = check_attention_params(p); !st.ok()) return st;
   const PrefixShape& s = plan.shape;
-  if (Status st = check_same_as_plan({{"num_seqs", p.num_seqs, s.num_seqs},
-                                      {"num_heads", p.num_heads, s.num_heads},
-                                      {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
-                                      {"head_size", p.head_size, s.head_size},
-                                      {"block_size", p.block_size, s.block_size}});
+  if (Status st = detail::check_same_as_plan({{"num_seqs", p.num_seqs, s.num_seqs},
+                                              {"num_heads", p.num_heads, s.num_heads},
+                                              {"num_kv_heads", p.num_kv_heads, s.num_kv_heads},
+                                              {"head_size", p.head_size, s.head_size},
+                                              {"block_size", p.block_size, s.block_size}});
       !st.ok())
     return st;
-  if (Status st = check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
+  if (Status st = detail::check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
     return st;
   std::int64_t tokens = 0;
   for (const PrefixCta& c : plan.ctas)
@@ -68,10 +55,12 @@ Status make_prefix_launch(const PrefixParams& p, const PrefixPlan& plan, PrefixL
   if (tokens != p.num_tokens)
     return Status::failure_of("num_tokens = ", p.num_tokens, " but the plan's query_lens add up to ", tokens);
   if (p.num_tokens > 0)
-    if (Status st = check_pointers({{"query", p.query}, {"key", p.key}, {"value", p.value}, {"out", p.out}});
+    if (Status st =
+            detail::check_pointers({{"query", p.query}, {"key", p.key}, {"value", p.value}, {"out", p.out}});
         !st.ok())
       return st;
-  if (Status st = check_grid_limits(plan.grid_y, "num_heads", plan.grid_z, "ceil(max_query_len / block_m)");
+  if (Status st =
+          detail::check_grid_limits(plan.grid_y, "num_heads", plan.grid_z, "ceil(max_query_len / block_m)");
       !st.ok())
     return st;
 

@@ -12,6 +12,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/numerics/element.hpp"
+#include "pao/plan/partition.hpp"
 
 namespace pao {
 
@@ -81,7 +82,7 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   // Allocate at least one byte so that an empty tensor is still `defined()`.
   const std::size_t n = nbytes() > 0 ? nbytes() : 1;
   const std::size_t align = alignment_for(n);
-  const std::size_t rounded = (n + align - 1) / align * align;  // aligned_alloc wants a multiple
+  const std::size_t rounded = round_up(n, align);  // aligned_alloc wants a multiple
   auto* p = static_cast<std::byte*>(std::aligned_alloc(align, rounded));
   if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

@@ -13,7 +13,7 @@ std::string to_string(DecodeKernel kernel) { return kernel == DecodeKernel::v1 ?
 namespace {
 
 void check_shape(DecodeKernel kernel, const DecodeShape& s, std::span<const std::int32_t> seq_lens) {
-  check_launch_shape(s.num_seqs, seq_lens.size(), s.num_heads, s.num_kv_heads, s.head_size, s.block_size);
+  check_launch_shape(s, seq_lens.size());
   require(s.warp_size > 0 && s.threads_per_cta % s.warp_size == 0, "threads_per_cta = ", s.threads_per_cta,
           " is not a multiple of warp_size = ", s.warp_size);
   if (kernel == DecodeKernel::v2) {

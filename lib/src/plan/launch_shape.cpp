@@ -5,8 +5,8 @@
 
 namespace pao {
 
-void check_launch_shape(std::int32_t num_seqs, std::size_t num_seq_lens, std::int32_t num_heads,
-                        std::int32_t num_kv_heads, std::int32_t head_size, std::int32_t block_size) {
+void check_launch_shape(const LaunchShape& s, std::size_t num_seq_lens) {
+  const auto [num_seqs, num_heads, num_kv_heads, head_size, block_size] = s;
   require(num_seqs >= 0, "num_seqs = ", num_seqs, ": must be >= 0");
   require(static_cast<std::size_t>(num_seqs) == num_seq_lens, "seq_lens has ", num_seq_lens,
           " entries but num_seqs = ", num_seqs);

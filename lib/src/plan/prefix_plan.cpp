@@ -16,7 +16,7 @@ constexpr std::int32_t kMaxTile = 1 << 16;
 
 void check_shape(const PrefixShape& s, std::span<const std::int32_t> seq_lens,
                  std::span<const std::int32_t> query_lens) {
-  check_launch_shape(s.num_seqs, seq_lens.size(), s.num_heads, s.num_kv_heads, s.head_size, s.block_size);
+  check_launch_shape(s, seq_lens.size());
   require(query_lens.size() == seq_lens.size(), "query_lens has ", query_lens.size(),
           " entries but seq_lens has ", seq_lens.size());
   require(s.block_m > 0 && s.block_m <= kMaxTile, "block_m = ", s.block_m, ": must be positive and at most ",

@@ -20,7 +20,7 @@ std::int32_t num_warps(const DecodePlan& plan) { return plan.shape.threads_per_c
 /// K/V) over what reaches DRAM (once per group).
 double logical_ratio(const Workload& w, double dram_total, double kv_dram_total) {
   if (dram_total <= 0) return 1.0;
-  const double group = static_cast<double>(w.num_heads / w.num_kv_heads);
+  const double group = static_cast<double>(w.num_queries_per_kv());
   return (dram_total + kv_dram_total * (group - 1.0)) / dram_total;
 }
 
@@ -55,11 +55,7 @@ DecodePlan decode_plan(const Device& device, const Workload& w, const KernelConf
   require(kernel.kind == KernelKind::v1 || kernel.kind == KernelKind::v2, "decode_plan: kernel ",
           to_string(kernel.kind), " is not a decode kernel");
   DecodeShape shape;
-  shape.num_seqs = w.num_seqs;
-  shape.num_heads = w.num_heads;
-  shape.num_kv_heads = w.num_kv_heads;
-  shape.head_size = w.head_size;
-  shape.block_size = w.block_size;
+  static_cast<LaunchShape&>(shape) = w;
   shape.max_seq_len = w.effective_max_seq_len();
   shape.partition_size = kernel.partition_size;
   shape.threads_per_cta = kernel.threads_per_cta;

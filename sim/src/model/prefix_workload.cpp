@@ -11,11 +11,7 @@ namespace pao::sim {
 
 PrefixPlan prefix_plan(const Workload& w, const KernelConfig& k) {
   PrefixShape shape;
-  shape.num_seqs = w.num_seqs;
-  shape.num_heads = w.num_heads;
-  shape.num_kv_heads = w.num_kv_heads;
-  shape.head_size = w.head_size;
-  shape.block_size = w.block_size;
+  static_cast<LaunchShape&>(shape) = w;
   shape.block_m = k.block_m;
   shape.block_n = k.block_n;
   shape.context_tile = k.context_tile;

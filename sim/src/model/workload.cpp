@@ -127,7 +127,7 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
 }
 
 void validate_workload(const Workload& w) {
-  check_launch_shape(w.num_seqs, w.seq_lens.size(), w.num_heads, w.num_kv_heads, w.head_size, w.block_size);
+  check_launch_shape(w, w.seq_lens.size());
   require(w.query_lens.empty() || w.query_lens.size() == w.seq_lens.size(), "query_lens has ",
           w.query_lens.size(), " entries but num_seqs = ", w.num_seqs);
   require(is_activation(w.dtype), "dtype = ", dtype_name(w.dtype), ": must be f32, f16 or bf16");
@@ -144,11 +144,7 @@ void validate_workload(const Workload& w) {
 
 Workload workload_of(const cases::Case& c) {
   Workload w;
-  w.num_seqs = c.num_seqs;
-  w.num_heads = c.num_heads;
-  w.num_kv_heads = c.num_kv_heads;
-  w.head_size = c.head_size;
-  w.block_size = c.block_size;
+  static_cast<LaunchShape&>(w) = c;
   w.seq_lens = c.seq_lens;
   if (c.kernel == cases::CaseKernel::prefix) w.query_lens = c.query_lens;
   w.max_seq_len = c.max_seq_len;

@@ -12,17 +12,13 @@
 #include "pao/cuda/status.hpp"
 #include "pao/kernels/logits.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/launch_shape.hpp"
 
 namespace pao::cuda {
 
-struct PagedAttentionParams {
-  DType dtype = DType::f16;           // query, key, value, out, tmp_out: f32 / f16 / bf16
-  DType kv_cache_dtype = DType::f16;  // = dtype, or fp8_e4m3 / fp8_e5m2 (one byte per element)
-  std::int32_t num_seqs = 0;
-  std::int32_t num_heads = 0;
-  std::int32_t num_kv_heads = 0;  // num_heads % num_kv_heads == 0 (GQA / MQA)
-  std::int32_t head_size = 0;
-  std::int32_t block_size = 16;
+struct PagedAttentionParams : LaunchShape {  // num_heads % num_kv_heads == 0 (GQA / MQA)
+  DType dtype = DType::f16;                  // query, key, value, out, tmp_out: f32 / f16 / bf16
+  DType kv_cache_dtype = DType::f16;         // = dtype, or fp8_e4m3 / fp8_e5m2 (one byte per element)
 
   /// Paged caches. The layout is data: vLLM's key [num_blocks, num_kv_heads, head_size/x,
   /// block_size, x] and value [num_blocks, num_kv_heads, head_size, block_size], NHD

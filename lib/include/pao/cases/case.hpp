@@ -20,6 +20,7 @@
 #include "pao/core/dtype.hpp"
 #include "pao/kernels/attention_options.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/launch_shape.hpp"
 
 namespace pao::cases {
 
@@ -43,15 +44,12 @@ enum class KVCacheDType : std::uint8_t { auto_dtype, fp8_e4m3, fp8_e5m2 };
 
 /// Built in code, a Case starts as one decode sequence of one token, one head of 64: set what
 /// differs. parse_case resolves every field from the JSON instead.
-struct Case {
+struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, block_size
+  Case() : LaunchShape{1, 1, 1, 64, 16} {}
+
   /// Stable id: given in the JSON, else derived from the parameters as written (derive_case_id).
   std::string id;
   CaseKernel kernel = CaseKernel::decode;
-  std::int32_t num_seqs = 1;
-  std::int32_t num_heads = 1;
-  std::int32_t num_kv_heads = 1;
-  std::int32_t head_size = 64;
-  std::int32_t block_size = 16;
   DType dtype = DType::f16;  // query, key, value, out: f32, f16 or bf16
   KVCacheDType kv_cache_dtype = KVCacheDType::auto_dtype;
   KVLayout kv_layout = KVLayout::vllm;

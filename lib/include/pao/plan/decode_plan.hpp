@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pao/plan/launch_shape.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao {
@@ -24,12 +25,7 @@ namespace pao {
 enum class DecodeKernel : std::uint8_t { v1, v2 };
 
 /// Everything about a decode launch that decides its decomposition.
-struct DecodeShape {
-  std::int32_t num_seqs = 0;
-  std::int32_t num_heads = 0;
-  std::int32_t num_kv_heads = 0;
-  std::int32_t head_size = 0;
-  std::int32_t block_size = 16;
+struct DecodeShape : LaunchShape {
   std::int32_t max_seq_len = 0;       // bounds max_num_partitions, as in vLLM
   std::int32_t partition_size = 512;  // V2 only; a multiple of block_size
   std::int32_t threads_per_cta = 128;
@@ -70,8 +66,8 @@ struct DecodePlan {
   std::size_t attention_shared_bytes = 0;  // dynamic shared memory per attention CTA (vLLM's rule)
   std::size_t reduce_shared_bytes = 0;     // per reduce CTA
 
-  std::int32_t num_queries_per_kv() const { return shape.num_heads / shape.num_kv_heads; }
-  std::int32_t kv_head_of(std::int32_t head) const { return head / num_queries_per_kv(); }
+  std::int32_t num_queries_per_kv() const { return shape.num_queries_per_kv(); }
+  std::int32_t kv_head_of(std::int32_t head) const { return shape.kv_head_of(head); }
 };
 
 /// Plans V1 or V2 for the given sequence lengths (each in [0, shape.max_seq_len]).

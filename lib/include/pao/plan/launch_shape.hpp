@@ -1,15 +1,29 @@
-// The rules every attention launch's shape obeys, one definition for the plans (decode and
-// prefix) and the simulator's workloads: sizes positive, GQA / MQA's num_heads % num_kv_heads == 0,
-// one length per sequence.
+// The shape every attention launch has — sequences, query and KV heads, head size, block size —
+// and its rules, one definition for the plans (DecodeShape, PrefixShape), the simulator's
+// workloads and the CUDA params: sizes positive, GQA / MQA's num_heads % num_kv_heads == 0, one
+// length per sequence.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "pao/core/hd.hpp"
+
 namespace pao {
 
+struct LaunchShape {
+  std::int32_t num_seqs = 0;
+  std::int32_t num_heads = 0;
+  std::int32_t num_kv_heads = 0;
+  std::int32_t head_size = 0;
+  std::int32_t block_size = 16;  // tokens per physical KV block
+
+  /// GQA / MQA: query heads per KV head, and the KV head of a query head.
+  PAO_HD std::int32_t num_queries_per_kv() const { return num_heads / num_kv_heads; }
+  PAO_HD std::int32_t kv_head_of(std::int32_t head) const { return head / num_queries_per_kv(); }
+};
+
 /// Throws pao::Error naming the size and the rule broken.
-void check_launch_shape(std::int32_t num_seqs, std::size_t num_seq_lens, std::int32_t num_heads,
-                        std::int32_t num_kv_heads, std::int32_t head_size, std::int32_t block_size);
+void check_launch_shape(const LaunchShape& s, std::size_t num_seq_lens);
 
 }  // namespace pao

@@ -19,15 +19,12 @@
 #include <span>
 #include <vector>
 
+#include "pao/plan/launch_shape.hpp"
+
 namespace pao {
 
 /// Everything about a prefix launch that decides its decomposition.
-struct PrefixShape {
-  std::int32_t num_seqs = 0;
-  std::int32_t num_heads = 0;
-  std::int32_t num_kv_heads = 0;
-  std::int32_t head_size = 0;
-  std::int32_t block_size = 16;    // tokens per physical KV block
+struct PrefixShape : LaunchShape {
   std::int32_t max_query_len = 0;  // sizes grid z (vLLM's max_input_len); 0: the longest query_len
   std::int32_t block_m = 128;      // query rows per CTA
   std::int32_t block_n = 64;       // keys per new-token tile
@@ -89,8 +86,8 @@ struct PrefixPlan {
   /// The tiles of every (seq, m_tile), in walking order; CTAs point into it.
   std::vector<PrefixTile> tiles;
 
-  std::int32_t num_queries_per_kv() const { return shape.num_heads / shape.num_kv_heads; }
-  std::int32_t kv_head_of(std::int32_t head) const { return head / num_queries_per_kv(); }
+  std::int32_t num_queries_per_kv() const { return shape.num_queries_per_kv(); }
+  std::int32_t kv_head_of(std::int32_t head) const { return shape.kv_head_of(head); }
   std::span<const PrefixTile> tiles_of(const PrefixCta& cta) const {
     return {tiles.data() + cta.first_tile, static_cast<std::size_t>(cta.num_tiles())};
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/decode/count_dispatch.hpp"
+#include "pao/plan/partition.hpp"
 #include "simd/x86.hpp"
 
 namespace pao::detail {
@@ -147,7 +148,7 @@ template <DType dtype>
 void pv_all_dims(const float* p, const float* v, std::int32_t hs, float* acc) {
   for (std::int32_t d0 = 0; d0 < hs; d0 += 128) {
     const std::int32_t dims = std::min<std::int32_t>(128, hs - d0);
-    const __mmask16 last = tail_mask(dims - 16 * ((dims - 1) / 16));
+    const __mmask16 last = tail_mask(dims - 16 * (ceil_div(dims, 16) - 1));
     const float* vd = v + d0;
     float* ad = acc + d0;
     with_count<8>((dims + 15) / 16,

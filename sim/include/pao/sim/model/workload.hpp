@@ -11,6 +11,7 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/core/dtype.hpp"
+#include "pao/plan/launch_shape.hpp"
 
 namespace pao::sim {
 
@@ -21,12 +22,9 @@ enum class KernelKind : std::uint8_t {
   fallback,  // framework fallback: a host loop over K tiles, a chain of small kernels per tile
 };
 
-struct Workload {
-  std::int32_t num_seqs = 1;
-  std::int32_t num_heads = 32;
-  std::int32_t num_kv_heads = 32;
-  std::int32_t head_size = 128;
-  std::int32_t block_size = 16;
+/// Built in code, a Workload starts as one sequence of 32 / 32 heads of 128, blocks of 16.
+struct Workload : LaunchShape {
+  Workload() : LaunchShape{1, 32, 32, 128, 16} {}
   std::vector<std::int32_t> seq_lens;    // [num_seqs]: context + new tokens of each sequence
   std::vector<std::int32_t> query_lens;  // [num_seqs]: new tokens (prefix, fallback); empty = 1 each
   std::int32_t max_seq_len = 0;          // bounds V2's partitions and V1's shared memory; 0 = max
