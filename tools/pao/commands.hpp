@@ -12,5 +12,7 @@ int run_golden(int argc, char** argv);
 int run_diff(int argc, char** argv);
 /// `pao mutate`: vendor-style outputs from goldens, optionally with a planted bug.
 int run_mutate(int argc, char** argv);
+/// `pao verify`: manifest hashes, the invariants of attention, optionally a bit-for-bit rebuild.
+int run_verify(int argc, char** argv);
 
 }  // namespace pao::cli

@@ -21,6 +21,8 @@ constexpr Command kCommands[] = {
     {"sim", "time kernels on a GPU model: run, sweep, advise, calibrate", pao::cli::run_sim},
     {"golden", "write golden files for a case or a suite (resumable, shardable)", pao::cli::run_golden},
     {"diff", "compare vendor outputs with goldens: locations, patterns, JSON/JUnit", pao::cli::run_diff},
+    {"verify", "check that goldens can be trusted: manifest hashes, attention invariants, rebuild",
+     pao::cli::run_verify},
     {"mutate", "vendor-style outputs from goldens, optionally with a planted bug (to try pao diff)",
      pao::cli::run_mutate},
 };

@@ -234,7 +234,7 @@ void resolve_lengths(const Fields& f, Case& c) {
   const std::int32_t longest_query =
       c.query_lens.empty() ? 0 : *std::max_element(c.query_lens.begin(), c.query_lens.end());
   if (f.has("max_seq_len")) {
-    c.max_seq_len = f.i32("max_seq_len", 1, 0);
+    c.max_seq_len = f.i32("max_seq_len", given ? 0 : 1, 0);  // 0: a batch of empty sequences
     if (c.max_seq_len < longest_query)
       f.bad("max_seq_len", "= " + std::to_string(c.max_seq_len) + " is less than the longest query_len " +
                                std::to_string(longest_query));

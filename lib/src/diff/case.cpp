@@ -6,6 +6,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/diff/diff.hpp"
+#include "pao/golden/invariants.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/tensors.hpp"
 #include "pao/kernels/paged_attention.hpp"
@@ -198,6 +199,7 @@ std::int64_t DiffReport::failed() const {
 CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, const DiffOptions& options) {
   const golden::TensorFile golden_file = golden::TensorFile::open(golden_path);
   const cases::Case gc = golden::golden_case_of(golden_file);
+  golden::require_golden_invariants(golden_file);  // a golden that is not sound gives no bound
   GoldenView g(golden_file);
   CaseReport rep;
   rep.case_id = gc.id;

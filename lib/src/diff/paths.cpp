@@ -5,7 +5,9 @@
 
 #include "pao/core/error.hpp"
 #include "pao/diff/diff.hpp"
-#include "pao/golden/manifest.hpp"
+#include "pao/golden/folder.hpp"
+#include "pao/golden/integrity.hpp"
+#include "pao/golden/invariants.hpp"
 #include "pao/golden/reader.hpp"
 
 namespace pao::diff {
@@ -14,39 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct GoldenRef {
-  std::string id;
-  fs::path path;
-};
-
-/// A golden folder's cases: its manifest.json, else every .safetensors file and npy folder in it.
-std::vector<GoldenRef> golden_cases(const fs::path& dir) {
-  std::vector<GoldenRef> out;
-  if (fs::exists(dir / "manifest.json")) {
-    for (const auto& e : golden::read_manifest(dir / "manifest.json").entries)
-      out.push_back({e.id, dir / e.file});
-    return out;
-  }
-  std::vector<fs::path> entries;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const fs::path& p = entry.path();
-    if (p.filename().string().starts_with(".")) continue;  // temporaries of interrupted writes
-    if ((entry.is_regular_file() && p.extension() == ".safetensors") ||
-        (entry.is_directory() && fs::exists(p / "meta.json")))
-      entries.push_back(p);
-  }
-  std::sort(entries.begin(), entries.end());
-  for (const auto& p : entries) {
-    const auto file = golden::TensorFile::open(p);
-    auto it = file.metadata().find("case_id");
-    if (it == file.metadata().end()) continue;  // not a golden
-    out.push_back({it->second, p});
-  }
-  require(!out.empty(), dir.string(),
-          ": no manifest.json and no goldens in it (expected <id>.safetensors files or "
-          "npy folders; shard manifests merge with `pao golden --merge-manifests DIR`)");
-  return out;
-}
+using golden::GoldenRef;
 
 /// ACTUAL for a case inside a folder: <id>.safetensors, <id>/, or the golden's file name.
 std::optional<fs::path> find_actual(const fs::path& dir, const GoldenRef& ref) {
@@ -72,6 +42,8 @@ CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const Diff
   used.insert(fs::weakly_canonical(*actual));
   try {
     return diff_case(ref.path, *actual, options);
+  } catch (const golden::UnsoundGolden&) {
+    throw;
   } catch (const Error& e) {
     // A golden that cannot be read is bad input for the whole run; an unreadable ACTUAL fails its case.
     golden::golden_case_of(golden::TensorFile::open(ref.path));  // rethrows for a bad golden
@@ -101,6 +73,9 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
   DiffReport report;
   const bool golden_is_case = fs::is_regular_file(golden) || fs::exists(golden / "meta.json");
   if (golden_is_case) {
+    if (const auto ref = golden::manifest_entry_of(golden))
+      golden::require_golden_hash(golden.parent_path().empty() ? fs::path(".") : golden.parent_path(),
+                                  ref->manifest, ref->entry);
     if (holds_one_case(actual)) {
       report.cases.push_back(diff_case(golden, actual, options));
       return report;
@@ -117,7 +92,12 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
           " is a folder of cases, so ACTUAL must be a folder too");
   std::set<fs::path> used;
   std::set<std::string> ids;
-  for (const auto& ref : golden_cases(golden)) {
+  const golden::GoldenFolder folder = golden::list_goldens(golden);
+  // Every golden is checked against its manifest before any is compared: a damaged suite is
+  // refused whole (exit 2), not half-diffed.
+  if (folder.manifest)
+    for (const auto& e : folder.manifest->entries) golden::require_golden_hash(golden, *folder.manifest, e);
+  for (const auto& ref : folder.cases) {
     ids.insert(ref.id);
     report.cases.push_back(diff_one(ref, actual, options, used));
   }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "pao/core/error.hpp"
+#include "pao/golden/integrity.hpp"
 
 namespace pao::golden {
 
@@ -22,7 +23,7 @@ namespace {
 bool up_to_date(const std::optional<ManifestEntry>& e, const std::string& parameters,
                 const GoldenRunOptions& o) {
   return e && e->parameters == parameters && e->pao_version == PAO_VERSION && e->format == o.format &&
-         verify_golden(o.out_dir, e->file, e->format, e->sha256);
+         !golden_hash_mismatch(o.out_dir, *e);
 }
 
 }  // namespace

@@ -104,24 +104,4 @@ WrittenGolden write_golden(const GoldenTensors& golden, const fs::path& dir, Gol
   return WrittenGolden{name, f.sha256, f.size};
 }
 
-bool verify_golden(const fs::path& dir, const std::string& file, GoldenFormat format,
-                   const std::string& sha256) {
-  try {
-    const fs::path path = dir / file;
-    if (format == GoldenFormat::safetensors)
-      return fs::is_regular_file(path) && sha256_file_hex(path) == sha256;
-    if (!fs::is_regular_file(path / "meta.json") || sha256_file_hex(path / "meta.json") != sha256)
-      return false;
-    std::ifstream in(path / "meta.json");
-    const json meta = json::parse(in);
-    for (const auto& t : meta.at("tensors")) {
-      const fs::path f = path / t.at("file").get<std::string>();
-      if (!fs::is_regular_file(f) || sha256_file_hex(f) != t.at("sha256").get<std::string>()) return false;
-    }
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
 }  // namespace pao::golden

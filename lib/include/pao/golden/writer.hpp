@@ -28,9 +28,4 @@ std::string golden_file_name(const std::string& id, GoldenFormat format);
 WrittenGolden write_golden(const GoldenTensors& golden, const std::filesystem::path& dir,
                            GoldenFormat format);
 
-/// True if dir/file is there and its sha256 is `sha256` (npy: and every .npy that meta.json
-/// lists still has the sha256 listed there). Never throws for missing or damaged files.
-bool verify_golden(const std::filesystem::path& dir, const std::string& file, GoldenFormat format,
-                   const std::string& sha256);
-
 }  // namespace pao::golden

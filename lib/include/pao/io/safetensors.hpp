@@ -39,7 +39,7 @@ struct SafetensorsEntry {
   std::string name;
   DType dtype = DType::f32;
   Shape shape;
-  std::uint64_t begin = 0;
+  std::uint64_t begin = 0;  // read headers: offsets in the file (data_offsets + data_start)
   std::uint64_t end = 0;
 };
 

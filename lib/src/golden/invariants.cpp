@@ -1,0 +1,395 @@
+// The invariants of attention, checked on a golden (pao/golden/invariants.hpp).
+#include "pao/golden/invariants.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "pao/core/error.hpp"
+#include "pao/diff/policy.hpp"
+#include "pao/golden/integrity.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/kernels/logits.hpp"
+#include "pao/numerics/element.hpp"
+#include "pao/plan/partition.hpp"
+
+namespace pao::golden {
+
+namespace {
+
+using cases::Case;
+using cases::CaseKernel;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string num(double v) {
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
+/// A tensor and its values, read once.
+struct Values {
+  std::string name;
+  Tensor tensor;
+  std::vector<double> v;
+  double at(std::int64_t i) const { return v[static_cast<std::size_t>(i)]; }
+};
+
+class Checker {
+  /// The V rows of one (sequence, KV head): per-dimension range, largest |v|, largest ||k||.
+  struct Range {
+    std::vector<double> lo, hi;
+    double max_abs = 0;
+    double max_key_norm = 0;  // max ||k|| over the same rows
+    std::int32_t rows = 0;
+  };
+
+ public:
+  Checker(const TensorFile& file, std::size_t max_violations)
+      : file_(file), c_(golden_case_of(file)), max_(max_violations) {}
+
+  InvariantReport run() {
+    read_lengths();
+    const bool decode = c_.kernel == CaseKernel::decode;
+    const std::int64_t rows = decode ? c_.num_seqs : c_.num_tokens();
+    const Shape out_shape{rows, c_.num_heads, c_.head_size};
+    exact_ = load("out_exact", out_shape);
+    const Values out = load("out", out_shape);
+    std::vector<Values> kernels;
+    for (const char* name : decode ? std::vector<const char*>{"v1.out", "v2.out"} : std::vector{"prefix.out"})
+      kernels.push_back(load(name, out_shape));
+    if (!report_.ok()) return finish();  // shapes first: nothing else is meaningful without them
+
+    check_rounding(out);
+    value_ranges();
+    for (const auto& k : kernels) check_kernel(k);
+    if (decode) check_partials();
+    return finish();
+  }
+
+ private:
+  void violation(const std::string& tensor, const std::string& index, const std::string& what) {
+    ++report_.violation_count;
+    if (report_.violations.size() < max_) report_.violations.push_back({tensor, index, what});
+  }
+
+  Values load(const std::string& name, const Shape& shape) {
+    require(file_.has(name), file_.path().string(), ": the golden has no tensor '", name, "'");
+    Values x{name, file_.read(name), {}};
+    if (x.tensor.shape() != shape) {
+      violation(
+          name, "",
+          "shape: " + shape_to_string(x.tensor.shape()) + ", the case implies " + shape_to_string(shape));
+      return x;
+    }
+    x.v = x.tensor.to_f64();
+    return x;
+  }
+
+  void read_lengths() {
+    const Tensor seq_lens = file_.read("seq_lens");
+    if (seq_lens.shape() != Shape{c_.num_seqs}) {
+      violation("seq_lens", "",
+                "shape: " + shape_to_string(seq_lens.shape()) + ", the case has " +
+                    std::to_string(c_.num_seqs) + " sequences");
+      return;
+    }
+    for (std::int32_t s = 0; s < c_.num_seqs; ++s)
+      if (seq_lens.view().i32_at({s}) != c_.seq_lens[static_cast<std::size_t>(s)])
+        violation("seq_lens", "[" + std::to_string(s) + "]",
+                  "shapes: " + std::to_string(seq_lens.view().i32_at({s})) + ", the case's seq_len is " +
+                      std::to_string(c_.seq_lens[static_cast<std::size_t>(s)]));
+    if (c_.kernel == CaseKernel::prefix) {
+      first_row_.assign(1, 0);
+      for (std::int32_t q : c_.query_lens) first_row_.push_back(first_row_.back() + q);
+    }
+  }
+
+  /// "[i, h, d] (seq s, head h, dim d)" or, for prefix, "(token t of seq s, ...)".
+  std::string index(std::int64_t row, std::int32_t head, std::int32_t dim) const {
+    std::string s =
+        "[" + std::to_string(row) + ", " + std::to_string(head) + ", " + std::to_string(dim) + "] (";
+    if (c_.kernel == CaseKernel::decode) {
+      s += "seq " + std::to_string(row);
+    } else {
+      const std::int32_t seq = seq_of_row(row);
+      s += "token " + std::to_string(row - first_row_[static_cast<std::size_t>(seq)]) + " of seq " +
+           std::to_string(seq);
+    }
+    return s + ", head " + std::to_string(head) + ", dim " + std::to_string(dim) + ")";
+  }
+
+  static std::string partition_index(std::int32_t s, std::int32_t h, std::int32_t p) {
+    std::ostringstream os;
+    os << '[' << s << ", " << h << ", " << p << "] (seq " << s << ", head " << h << ", partition " << p
+       << ')';
+    return os.str();
+  }
+
+  std::int32_t seq_of_row(std::int64_t row) const {
+    if (c_.kernel == CaseKernel::decode) return static_cast<std::int32_t>(row);
+    const auto it = std::upper_bound(first_row_.begin(), first_row_.end(), row);
+    return static_cast<std::int32_t>(it - first_row_.begin()) - 1;
+  }
+
+  std::int64_t flat(std::int64_t row, std::int32_t head, std::int32_t dim) const {
+    return (row * c_.num_heads + head) * c_.head_size + dim;
+  }
+
+  void check_rounding(const Values& out) {
+    const DType dtype = out.tensor.dtype();
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(exact_.v.size()); ++i) {
+      ++report_.elements_checked;
+      const double e = exact_.at(i), o = out.at(i);
+      const std::int64_t row = i / (std::int64_t{c_.num_heads} * c_.head_size);
+      const auto head = static_cast<std::int32_t>(i / c_.head_size % c_.num_heads);
+      const auto dim = static_cast<std::int32_t>(i % c_.head_size);
+      if (!std::isfinite(e)) {
+        violation("out_exact", index(row, head, dim), "finite: " + num(e));
+      } else if (round_to_dtype(dtype, e) != o && !(std::isnan(o) && std::isnan(round_to_dtype(dtype, e)))) {
+        violation("out", index(row, head, dim),
+                  "rounding: " + num(o) + " is not out_exact " + num(e) + " rounded once to " +
+                      std::string(dtype_name(dtype)) + " (" + num(round_to_dtype(dtype, e)) + ")");
+      }
+    }
+  }
+
+  /// Per (sequence, KV head): the range of every dimension over the sequence's V rows, and the
+  /// largest |V|; then out_exact's convexity.
+  void value_ranges() {
+    const Tensor value_cache = file_.read("value_cache");
+    const Tensor key_cache = file_.read("key_cache");
+    const std::vector<double> keys = key_cache.to_f64();
+    const PagedCacheLayout key_layout =
+        contiguous_cache_layout(c_.kv_layout, CacheTensor::key, key_cache.shape());
+    std::vector<double> new_keys;
+    if (c_.kernel == CaseKernel::prefix) new_keys = file_.read("key").to_f64();
+    const Tensor block_tables = file_.read("block_tables");
+    const DType cache_dtype = c_.cache_storage_dtype();
+    const std::vector<double> cache = value_cache.to_f64();
+    const PagedCacheLayout layout =
+        contiguous_cache_layout(c_.kv_layout, CacheTensor::value, value_cache.shape());
+    const std::int64_t num_blocks = value_cache.size(0);
+    std::vector<double> new_values;  // prefix: the unquantised new tokens [num_tokens, num_kv_heads, D]
+    if (c_.kernel == CaseKernel::prefix) new_values = file_.read("value").to_f64();
+    const std::int32_t D = c_.head_size;
+    ranges_.assign(static_cast<std::size_t>(c_.num_seqs) * c_.num_kv_heads, {});
+    for (std::int32_t s = 0; s < c_.num_seqs; ++s) {
+      const std::int32_t len = c_.seq_lens[static_cast<std::size_t>(s)];
+      const std::int32_t cached =
+          c_.kernel == CaseKernel::decode ? len : c_.context_len(static_cast<std::size_t>(s));
+      for (std::int32_t g = 0; g < c_.num_kv_heads; ++g) {
+        Range& r = range(s, g);
+        r.lo.assign(static_cast<std::size_t>(D), kInf);
+        r.hi.assign(static_cast<std::size_t>(D), -kInf);
+        r.rows = len;
+        const bool fp8 = is_fp8(cache_dtype);
+        const double scale =
+            fp8 ? static_cast<double>(static_cast<float>(head_scale(c_.v_head_scales, c_.v_scale, g))) : 1.0;
+        const double k_scale =
+            fp8 ? static_cast<double>(static_cast<float>(head_scale(c_.k_head_scales, c_.k_scale, g))) : 1.0;
+        auto add_key = [&](double norm_sq) { r.max_key_norm = std::max(r.max_key_norm, std::sqrt(norm_sq)); };
+        auto add = [&](std::int32_t d, double v) {
+          r.lo[static_cast<std::size_t>(d)] = std::min(r.lo[static_cast<std::size_t>(d)], v);
+          r.hi[static_cast<std::size_t>(d)] = std::max(r.hi[static_cast<std::size_t>(d)], v);
+          r.max_abs = std::max(r.max_abs, std::fabs(v));
+        };
+        for (std::int32_t t = 0; t < cached; ++t) {
+          if (t / c_.block_size >= block_tables.size(1)) break;
+          const std::int32_t block = block_tables.view().i32_at({s, t / c_.block_size});
+          if (block < 0 || block >= num_blocks) {
+            if (g == 0)
+              violation("block_tables",
+                        "[" + std::to_string(s) + ", " + std::to_string(t / c_.block_size) + "]",
+                        "shapes: block id " + std::to_string(block) + " outside the cache's " +
+                            std::to_string(num_blocks) + " blocks");
+            break;
+          }
+          double norm_sq = 0;
+          for (std::int32_t d = 0; d < D; ++d) {
+            add(d, cache[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))] * scale);
+            const double k =
+                keys[static_cast<std::size_t>(key_layout.offset(block, g, t % c_.block_size, d))] * k_scale;
+            norm_sq += k * k;
+          }
+          add_key(norm_sq);
+        }
+        if (c_.kernel == CaseKernel::prefix)
+          for (std::int64_t row = first_row_[static_cast<std::size_t>(s)];
+               row < first_row_[static_cast<std::size_t>(s) + 1]; ++row) {
+            double norm_sq = 0;
+            for (std::int32_t d = 0; d < D; ++d) {
+              const auto i = static_cast<std::size_t>((row * c_.num_kv_heads + g) * D + d);
+              add(d, new_values[i]);
+              norm_sq += new_keys[i] * new_keys[i];
+            }
+            add_key(norm_sq);
+          }
+      }
+    }
+    // Convexity. The exact output's own f64 rounding: at most (rows + 2) ulps of max |V|.
+    for (std::int64_t row = 0; row < exact_.tensor.size(0); ++row) {
+      const std::int32_t s = seq_of_row(row);
+      for (std::int32_t h = 0; h < c_.num_heads; ++h) {
+        const Range& r = range(s, c_.kv_head_of(h));
+        const double tol = (r.rows + 2) * 0x1p-52 * r.max_abs;
+        for (std::int32_t d = 0; d < D; ++d) {
+          const double e = exact_.at(flat(row, h, d));
+          if (!std::isfinite(e)) continue;  // reported by check_rounding
+          if (r.rows == 0) {
+            if (e != 0)
+              violation("out_exact", index(row, h, d),
+                        "convexity: " + num(e) + " for an empty sequence (must be 0)");
+            continue;
+          }
+          const double lo = r.lo[static_cast<std::size_t>(d)], hi = r.hi[static_cast<std::size_t>(d)];
+          if (e < lo - tol || e > hi + tol)
+            violation("out_exact", index(row, h, d),
+                      "convexity: " + num(e) + " outside [" + num(lo) + ", " + num(hi) +
+                          "], the range of dim " + std::to_string(d) + " over the V rows of seq " +
+                          std::to_string(s) + ", kv head " + std::to_string(c_.kv_head_of(h)));
+        }
+      }
+    }
+  }
+
+  /// The a-priori bound of a kernel-precision output row (docs/golden.md, "Golden integrity"):
+  /// M (4u + 2^-20 + 4 delta), delta = 2^-24 ((D + 2) scale |q| max|k| + |slope| len + soft_cap)
+  /// bounds the fp32 error of one logit (its dot product, ALiBi bias and soft-cap).
+  double kernel_bound(double u, const Range& r, std::int64_t row, std::int32_t head) const {
+    double q_sq = 0;
+    for (std::int32_t d = 0; d < c_.head_size; ++d) {
+      const double q = query_[static_cast<std::size_t>(flat(row, head, d))];
+      q_sq += q * q;
+    }
+    const double slope = alibi_.empty() ? 0.0 : std::fabs(alibi_[static_cast<std::size_t>(head)]);
+    const double delta = 0x1p-24 * ((c_.head_size + 2) * static_cast<double>(cases::effective_scale(c_)) *
+                                        std::sqrt(q_sq) * r.max_key_norm +
+                                    slope * r.rows + c_.soft_cap);
+    return r.max_abs * (4 * u + 0x1p-20 + 4 * delta);
+  }
+
+  void check_kernel(const Values& k) {
+    const double u = diff::unit_roundoff(k.tensor.dtype());
+    if (query_.empty()) {
+      query_ = file_.read("query").to_f64();
+      if (c_.alibi) alibi_ = file_.read("alibi_slopes").to_f64();
+    }
+    for (std::int64_t row = 0; row < k.tensor.size(0); ++row) {
+      const std::int32_t s = seq_of_row(row);
+      for (std::int32_t h = 0; h < c_.num_heads; ++h) {
+        const Range& r = range(s, c_.kv_head_of(h));
+        const double bound = kernel_bound(u, r, row, h);
+        for (std::int32_t d = 0; d < c_.head_size; ++d) {
+          const std::int64_t i = flat(row, h, d);
+          const double err = std::fabs(k.at(i) - exact_.at(i));
+          ++report_.elements_checked;
+          if (!(err <= bound)) {
+            violation(k.name, index(row, h, d),
+                      "kernel bound: |" + num(k.at(i)) + " - out_exact " + num(exact_.at(i)) + "| = " +
+                          num(err) + " exceeds its a-priori bound M (4u + 2^-20 + 4 delta) = " + num(bound) +
+                          " (M = max|V| " + num(r.max_abs) + ")");
+          } else if (bound > 0) {
+            report_.kernel_bound_use = std::max(report_.kernel_bound_use, err / bound);
+          }
+        }
+      }
+    }
+  }
+
+  void check_partials() {
+    const std::int32_t P = cases::max_num_partitions(c_);
+    const Shape stats{c_.num_seqs, c_.num_heads, P};
+    const Values max_logits = load("v2.max_logits", stats);
+    const Values exp_sums = load("v2.exp_sums", stats);
+    const Values tmp_out = load("v2.tmp_out", Shape{c_.num_seqs, c_.num_heads, P, c_.head_size});
+    if (max_logits.v.empty() || exp_sums.v.empty() || tmp_out.v.empty()) return;
+    for (std::int32_t s = 0; s < c_.num_seqs; ++s) {
+      const std::int32_t len = c_.seq_lens[static_cast<std::size_t>(s)];
+      for (std::int32_t p = 0; p < P; ++p) {
+        const IndexRange tokens = partition_tokens(len, c_.partition_size, p);
+        // Visible: some token of the partition inside the window of the query at len - 1.
+        const bool visible = !tokens.empty() && decode_visible(len - 1, tokens.end - 1, c_.sliding_window);
+        for (std::int32_t h = 0; h < c_.num_heads; ++h) {
+          const std::int64_t i = (std::int64_t{s} * c_.num_heads + h) * P + p;
+          const std::string at = partition_index(s, h, p);
+          const double m = max_logits.at(i), e = exp_sums.at(i);
+          report_.elements_checked += 2;
+          if (visible) {
+            if (!std::isfinite(m))
+              violation("v2.max_logits", at,
+                        "partials: " + num(m) + " for a partition with visible tokens (must be finite)");
+            if (!(std::isfinite(e) && e >= 1))
+              violation("v2.exp_sums", at,
+                        "partials: " + num(e) +
+                            " for a partition with visible tokens (must be finite and >= 1: its largest "
+                            "logit contributes exp(0))");
+          } else {
+            if (m != -kInf)
+              violation("v2.max_logits", at,
+                        "partials: " + num(m) + " for a partition with no visible token (must be -inf)");
+            if (e != 0)
+              violation("v2.exp_sums", at,
+                        "partials: " + num(e) + " for a partition with no visible token (must be 0)");
+            for (std::int32_t d = 0; d < c_.head_size; ++d)
+              if (tmp_out.at(i * c_.head_size + d) != 0) {
+                violation("v2.tmp_out", at,
+                          "partials: dim " + std::to_string(d) + " is " +
+                              num(tmp_out.at(i * c_.head_size + d)) +
+                              " for a partition with no visible token (must be 0)");
+                break;
+              }
+          }
+        }
+      }
+    }
+  }
+
+  InvariantReport finish() { return std::move(report_); }
+
+  Range& range(std::int32_t s, std::int32_t g) {
+    return ranges_[static_cast<std::size_t>(s) * c_.num_kv_heads + g];
+  }
+  static double head_scale(const std::vector<double>& per_head, double scale, std::int32_t g) {
+    return per_head.empty() ? scale : per_head[static_cast<std::size_t>(g)];
+  }
+
+  const TensorFile& file_;
+  const Case c_;
+  const std::size_t max_;
+  InvariantReport report_;
+  Values exact_;
+  std::vector<Range> ranges_;
+  std::vector<double> query_, alibi_;
+  std::vector<std::int64_t> first_row_;  // prefix: the first row of every sequence (+ the end)
+};
+
+}  // namespace
+
+InvariantReport check_golden_invariants(const TensorFile& file, std::size_t max_violations) {
+  return Checker(file, max_violations).run();
+}
+
+void require_golden_invariants(const TensorFile& file) {
+  const InvariantReport r = check_golden_invariants(file);
+  if (r.ok()) return;
+  std::string list;
+  for (const auto& v : r.violations) list += "\n  " + v.text();
+  if (r.violation_count > static_cast<std::int64_t>(r.violations.size()))
+    list += "\n  ... and " +
+            std::to_string(r.violation_count - static_cast<std::int64_t>(r.violations.size())) + " more";
+  std::string hint = "regenerate it with pao golden (--force)";
+  if (const auto ref = manifest_entry_of(file.path()))
+    hint = "regenerate it: " + regenerate_command(ref->manifest, file.path().parent_path());
+  std::ostringstream os;
+  os << file.path().string() << ": not a sound golden: " << r.violation_count
+     << " violation(s) of the invariants of attention (docs/golden.md, \"Golden integrity\"); a verdict "
+        "against it cannot be trusted, "
+     << hint << ":" << list;
+  throw UnsoundGolden(os.str());
+}
+
+}  // namespace pao::golden
