@@ -99,6 +99,27 @@ TEST_CASE("the smoke suite's ids are stable") {
       "prefix-h4x2-d64-b16-f16-e5m2-win16-q5.20.1-l40.20.65-s0",
       "prefix-h4x2-d64-b16-bf16-auto-win16-q5.20.1-l40.20.65-s0",
       "prefix-h4x2-d64-b16-bf16-e5m2-q5.20.1-l40.20.65-s0",
+      // The adversarial grids (issue 13: pao audit catches every bug class in every dtype).
+      "decode-h8x2-d64-b16-f32-auto-alibi-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-f32-auto-win200-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-f16-auto-alibi-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-f16-auto-win200-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-bf16-auto-alibi-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-bf16-auto-win200-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-f16-e4m3-alibi-ks0.5-vs0.25-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-f16-e4m3-win200-ks0.5-vs0.25-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-bf16-e5m2-alibi-ks2-vs0.5-p128-large_logits-l1.17.300-s5",
+      "decode-h8x2-d64-b16-bf16-e5m2-win200-ks2-vs0.5-p128-large_logits-l1.17.300-s5",
+      "prefix-h8x2-d64-b16-f32-auto-alibi-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-f32-auto-win24-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-f16-auto-alibi-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-f16-auto-win24-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-bf16-auto-alibi-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-bf16-auto-win24-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-f16-e4m3-alibi-ks0.5-vs0.25-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-f16-e4m3-win24-ks0.5-vs0.25-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-bf16-e5m2-alibi-ks2-vs0.5-large_logits-q5.20.1-l40.20.65-s5",
+      "prefix-h8x2-d64-b16-bf16-e5m2-win24-ks2-vs0.5-large_logits-q5.20.1-l40.20.65-s5",
   };
   const auto cases = expand_suite(find_suite("smoke", kCasesDir), false);
   CHECK(ids(cases) == expected);

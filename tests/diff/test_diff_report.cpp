@@ -53,8 +53,16 @@ TEST_CASE("policy overrides parse and apply per tensor") {
   CHECK(apply_overrides(default_policy("out", DType::bf16), "out", {parse_policy_override("*:k=4")}).k == 4);
   // A wildcard tunes the tensors under its rule only; an explicit rule applies everywhere.
   CHECK(apply_overrides(default_policy("v2.exp_sums", DType::f32), "v2.exp_sums",
-                        {parse_policy_override("*:k=4")})
+                        {parse_policy_override("*:rtol=0.1")})
+            .rule == Rule::flash);
+  CHECK(apply_overrides(default_policy("v2.exp_sums", DType::f32), "v2.exp_sums",
+                        {parse_policy_override("v2.exp_sums:rtol=0.1")})
             .rule == Rule::elementwise);
+  const Policy off = apply_overrides(default_policy("out", DType::f16), "out",
+                                     {parse_policy_override("*:local=0,distributional=0")});
+  CHECK_FALSE(off.local);
+  CHECK_FALSE(off.distributional);
+  CHECK(off.rule == Rule::flash);
   CHECK(
       apply_overrides(default_policy("out", DType::f16), "out", {parse_policy_override("*:rtol=0.1")}).rule ==
       Rule::flash);
@@ -65,9 +73,15 @@ TEST_CASE("policy overrides parse and apply per tensor") {
                         {parse_policy_override("*:nmse=1e-4")})
             .rule == Rule::nmse);
   CHECK(default_policy("out", DType::bf16).rule == Rule::flash);
-  CHECK(default_policy("v2.max_logits", DType::f32).rule == Rule::elementwise);
+  // vLLM's names are aliases; an unknown name says which names there are.
+  CHECK(parse_policy_override("tmp_out:rtol=1").tensor == "v2.tmp_out");
+  CHECK(parse_policy_override("output:k=3").tensor == "out");
+  CHECK_THROWS_WITH_AS(parse_policy_override("v2.out_exact:k=3"), doctest::Contains("did you mean v2.out?"),
+                       Error);
+  // Partials too: the diff recomputes the exact V2's partials for them.
+  CHECK(default_policy("v2.max_logits", DType::f32).rule == Rule::flash);
   for (const char* bad : {"out", "out:", ":k=1", "out:k", "out:k=-1", "out:k=x", "out:kk=1", "out:k=1,atol=2",
-                          "out:rule=exact"}) {
+                          "out:rule=exact", "out:local=2", "nosuch:k=3", "v3.out:k=1"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse_policy_override(bad), Error);
   }
@@ -162,18 +176,28 @@ TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its 
   REQUIRE(r.tensors.size() == 1);
   CHECK_FALSE(r.tensors[0].passed);
   CHECK(r.tensors[0].problem.find("differs from the golden's [2, 2, 16]") != std::string::npos);
-  // The flash rule needs an exact reference, which the partials do not have.
+  // The partials are judged against the exact V2's, recomputed from the golden's inputs.
   write_safetensors(dir.path() / "tmp.safetensors", {{"v2.tmp_out", g.find("v2.tmp_out")->view()}});
-  CHECK_THROWS_AS(diff_case(dir.path() / "g.safetensors", dir.path() / "tmp.safetensors",
-                            DiffOptions{false, {parse_policy_override("v2.tmp_out:k=2")}}),
-                  Error);
+  const CaseReport partial = diff_case(dir.path() / "g.safetensors", dir.path() / "tmp.safetensors",
+                                       DiffOptions{false, {parse_policy_override("v2.tmp_out:k=2")}});
+  REQUIRE(partial.tensors.size() == 1);
+  CHECK(partial.tensors[0].passed);
+  CHECK(partial.tensors[0].reference.find("exact V2") != std::string::npos);
   // A vendor's npy folder (f32 copies of a f16 output) works too.
   fs::create_directories(dir.path() / "npy");
   Tensor as_f32(DType::f32, g.find("v2.out")->shape());
   const auto values = g.find("v2.out")->to_f64();
   for (std::size_t i = 0; i < values.size(); ++i) as_f32.data<float>()[i] = static_cast<float>(values[i]);
   write_npy(dir.path() / "npy" / "v2.out.npy", as_f32);
-  const DiffReport npy = diff_paths(dir.path() / "g.safetensors", dir.path() / "npy", {});
+  // ... as values only when asked: another dtype than the golden's fails by default.
+  const DiffReport strict = diff_paths(dir.path() / "g.safetensors", dir.path() / "npy", {});
+  REQUIRE(strict.cases.size() == 1);
+  CHECK(strict.failed() == 1);
+  CHECK(strict.cases[0].tensors.at(0).problem.find("dtype f32 differs from the golden's f16") !=
+        std::string::npos);
+  DiffOptions allow;
+  allow.allow_dtype_mismatch = true;
+  const DiffReport npy = diff_paths(dir.path() / "g.safetensors", dir.path() / "npy", allow);
   REQUIRE(npy.cases.size() == 1);
   CHECK(npy.failed() == 0);
   CHECK(npy.cases[0].notes.at(0).find("ACTUAL's dtype is f32") != std::string::npos);

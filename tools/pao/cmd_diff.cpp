@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/report.hpp"
@@ -27,10 +28,12 @@ int run_diff(int argc, char** argv) {
       "ACTUAL may hold any of: out, v1.out, v2.out, v2.tmp_out, v2.max_logits, v2.exp_sums (decode; vLLM's "
       "names\n"
       "tmp_out, max_logits, exp_sums work too) or out, prefix.out (prefix).\n\n"
-      "policies (docs/golden.md): out, v1.out, v2.out, prefix.out: max|a - exact| <= k x max|oracle kernel - "
-      "exact|\n"
-      "+ floor (k = 2); V2 partials: |a - e| <= atol + rtol |e| against the golden's partials (torch's "
-      "defaults).\n"
+      "the default rule (docs/golden.md), for every output and V2 partial, against the exact computation:\n"
+      "  global  max|a - exact| <= 2 x max|oracle kernel - exact| + floor   (FlashAttention's rule)\n"
+      "  row     the same per (seq, head) row, at the row's own scale\n"
+      "  nmse, mean ulp   the errors' energy and mean ulps against the oracle kernel's (per tensor; per\n"
+      "                   row for f16/bf16)\n"
+      "Goldens are checked first: manifest sha256 and the invariants of attention (pao verify).\n"
       "Exit status: 0 all pass, 1 a mismatch, 2 bad input.\n\n"
       "examples:\n"
       "  pao diff goldens/smoke vendor_out/ --json report.json --junit report.xml\n"
@@ -50,17 +53,17 @@ int run_diff(int argc, char** argv) {
   app.add_option(
       "--policy", policies,
       "NAME:key=value[,...] per tensor (NAME or *): rule=flash|elementwise|nmse, k, floor, atol, rtol, nmse");
+  bool allow_dtype_mismatch = false;
+  app.add_flag("--allow-dtype-mismatch", allow_dtype_mismatch,
+               "compare a vendor tensor of another dtype than the golden's by value (default: it fails)");
   app.add_flag("--verbose,-v", verbose, "details for passing tensors too");
   app.add_flag("--quiet,-q", quiet, "print only the last line (N passed, N failed)");
   app.add_option("--max-rows", max_rows, "rows per summary table")->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   diff::DiffOptions options;
   options.reduce = reduce;
+  options.allow_dtype_mismatch = allow_dtype_mismatch;
   for (const auto& p : policies) options.overrides.push_back(diff::parse_policy_override(p));
   const diff::DiffReport report = diff::diff_paths(golden, actual, options);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/kernels/paged_attention.hpp"
@@ -38,7 +39,7 @@ int run_example(int argc, char** argv) {
   app.add_option("--dtype", dtype, "query/out dtype: f32, f16, bf16")->capture_default_str();
   app.add_option("--kv-cache-dtype", cache, "auto (= dtype), fp8_e4m3 or fp8_e5m2")->capture_default_str();
   app.add_option("--seed", seed, "seed of the case's values")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   cases::Case spec;
   spec.num_seqs = 4;

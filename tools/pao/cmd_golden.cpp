@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli_parse.hpp"
 #include "cli_progress.hpp"
 #include "commands.hpp"
 #include "pao/core/error.hpp"
@@ -52,11 +53,7 @@ int run_golden(int argc, char** argv) {
   app.add_flag("--list-suites", list_suites_flag, "print the suites in data/cases and exit");
   app.add_option("--merge-manifests", merge_dir,
                  "fold DIR/manifest-shard-*-of-N.json into DIR/manifest.json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   if (list_suites_flag) {
     for (const auto& s : cases::list_suites(cases::cases_dir()))

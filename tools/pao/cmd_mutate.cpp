@@ -1,18 +1,18 @@
-// `pao mutate`: turns goldens into "vendor outputs" — the oracle's kernel-precision tensors under
-// vendor names, optionally with one planted bug — so that a harness, a CI job or a newcomer can see
-// what `pao diff` says about a correct kernel and about a broken one.
+// `pao mutate`: turns goldens into "vendor outputs" — correct ones, or ones with a bug of the
+// mutation library (computed for real by an independent kernel with that bug) — so that a harness,
+// a CI job or a newcomer can see what `pao diff` says about a correct kernel and a broken one.
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
-#include <map>
 #include <string>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
+#include "pao/audit/mutations.hpp"
 #include "pao/core/error.hpp"
+#include "pao/golden/folder.hpp"
+#include "pao/golden/reader.hpp"
 #include "pao/io/safetensors.hpp"
-#include "pao/kernels/paged_attention.hpp"
 
 namespace pao::cli {
 
@@ -20,92 +20,74 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const Tensor& need(const SafetensorsFile& f, const char* name, const fs::path& path) {
-  const Tensor* t = f.find(name);
-  require(t != nullptr, path.string(), ": no tensor '", name, "' (is it a decode golden?)");
-  return *t;
-}
-
-/// The vendor tensors of one decode golden, with `bug` planted.
-NamedTensorViews mutate_decode(const SafetensorsFile& g, const fs::path& path, const std::string& bug,
-                               std::map<std::string, Tensor>& keep) {
-  Tensor tmp = Tensor::copy_of(need(g, "v2.tmp_out", path));
-  const Tensor& max_logits = need(g, "v2.max_logits", path);
-  const Tensor& exp_sums = need(g, "v2.exp_sums", path);
-  const Tensor& seq_lens = need(g, "seq_lens", path);
-  const auto ps = g.metadata.find("partition_size");
-  require(ps != g.metadata.end(), path.string(), ": __metadata__ has no partition_size");
-  const std::int32_t partition_size = std::stoi(ps->second);
-  if (bug == "partition") {  // partition 1 of sequence 0, head 0, scaled by 1.5
-    require(tmp.size(2) > 1, path.string(), ": bug 'partition' needs a case with 2+ partitions");
-    for (std::int64_t d = 0; d < tmp.size(3); ++d) tmp.set({0, 0, 1, d}, 1.5 * tmp.at({0, 0, 1, d}));
+/// The oracle's own kernel-precision outputs under vLLM's names: a correct vendor.
+std::vector<std::pair<std::string, Tensor>> oracle_vendor(const golden::GoldenTensors& g) {
+  std::vector<std::pair<std::string, Tensor>> r;
+  const bool decode = g.golden_case.kernel == cases::CaseKernel::decode;
+  for (const auto& [from, to] :
+       decode ? std::vector<std::pair<const char*, const char*>>{{"v2.out", "out"},
+                                                                 {"v2.tmp_out", "tmp_out"},
+                                                                 {"v2.max_logits", "max_logits"},
+                                                                 {"v2.exp_sums", "exp_sums"}}
+              : std::vector<std::pair<const char*, const char*>>{{"prefix.out", "out"}}) {
+    const Tensor* t = g.find(from);
+    require(t != nullptr, "pao mutate: the golden of ", g.golden_case.id, " has no ", from);
+    r.emplace_back(to, Tensor::copy_of(t->view()));
   }
-  // The vendor's reduce runs on its (possibly broken) partials.
-  DecodeOutputs reduced =
-      paged_attention_v2_reduce({tmp, max_logits, exp_sums, seq_lens, partition_size}, Precision::kernel);
-  Tensor out = std::move(reduced.out);
-  if (bug == "head" && out.size(1) > 1) {  // heads 0 and 1 swapped in every sequence
-    for (std::int64_t s = 0; s < out.size(0); ++s)
-      for (std::int64_t d = 0; d < out.size(2); ++d) {
-        const double a = out.at({s, 0, d});
-        out.set({s, 0, d}, out.at({s, 1, d}));
-        out.set({s, 1, d}, a);
-      }
-  }
-  if (bug == "nan") out.set({0, 0, 0}, std::numeric_limits<double>::quiet_NaN());
-  keep["out"] = std::move(out);
-  keep["tmp_out"] = std::move(tmp);
-  return {
-      {"out", keep["out"]}, {"tmp_out", keep["tmp_out"]}, {"max_logits", max_logits}, {"exp_sums", exp_sums}};
+  return r;
 }
 
 }  // namespace
 
 int run_mutate(int argc, char** argv) {
+  std::string bugs;
+  for (const auto& m : audit::mutations())
+    bugs += "  " + m.name + std::string(m.name.size() < 30 ? 30 - m.name.size() : 1, ' ') +
+            (m.kind == audit::MutationKind::bug ? "bug    " : "legit  ") + m.description + "\n";
   CLI::App app{
-      "Writes vendor-style outputs from goldens: the oracle's kernel-precision V2 partials and output\n"
-      "under vLLM's names (out, tmp_out, max_logits, exp_sums), optionally with one planted bug, so\n"
-      "that `pao diff` can be tried on a correct kernel and on a broken one.\n\n"
-      "bugs: none       a correct vendor: pao diff passes\n"
-      "      partition  sequence 0, head 0, partition 1 of tmp_out scaled by 1.5 (and reduced)\n"
-      "      head       heads 0 and 1 of out swapped\n"
-      "      nan        one NaN in out\n\n"
-      "example:  pao mutate out/golden out/broken --bug partition && pao diff out/golden out/broken",
+      "Writes vendor-style outputs for every golden of a folder, under vLLM's names (decode: out, tmp_out,\n"
+      "max_logits, exp_sums; prefix: out): the oracle's own kernel precision (--bug none), or a kernel with\n"
+      "one bug of the mutation library, computed for real. A bug that cannot change a case (e.g. a V2\n"
+      "reduce bug on a case with one partition) is not planted there: that case gets the bug-free\n"
+      "independent kernel, and the command says so.\n\n"
+      "mutations (--bug):\n  none                          the oracle's kernel-precision outputs\n" +
+          bugs +
+          "\nexample:  pao mutate out/golden out/broken --bug window_plus_one && pao diff out/golden "
+          "out/broken",
       "pao mutate"};
   std::string golden_dir, out_dir, bug = "none";
-  app.add_option("GOLDEN", golden_dir, "folder of decode goldens (.safetensors)")
-      ->required()
-      ->check(CLI::ExistingDirectory);
-  app.add_option("OUT", out_dir, "folder for the vendor-style files (same file names)")->required();
-  app.add_option("--bug", bug, "none, partition, head or nan")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"none", "partition", "head", "nan"}));
-  CLI11_PARSE(app, argc, argv);
-
+  app.add_option("GOLDEN", golden_dir, "folder of goldens")->required()->check(CLI::ExistingDirectory);
+  app.add_option("OUT", out_dir, "folder for the vendor-style files (<case id>.safetensors)")->required();
+  app.add_option("--bug", bug, "a mutation name, or none")->capture_default_str();
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
+  const audit::Mutation* mutation = bug == "none" ? nullptr : &audit::find_mutation(bug);
+  const golden::GoldenFolder folder = golden::list_goldens(golden_dir);
   fs::create_directories(out_dir);
-  int written = 0, skipped = 0;
-  for (const auto& entry : fs::directory_iterator(golden_dir)) {
-    if (entry.path().extension() != ".safetensors") continue;
-    const SafetensorsFile g = read_safetensors(entry.path());
-    if (g.find("v2.tmp_out") == nullptr) {  // prefix goldens: out only, the bug planted there too
-      const Tensor* p = g.find("prefix.out");
-      if (p == nullptr) {
-        ++skipped;
-        continue;
-      }
-      Tensor out = Tensor::copy_of(*p);
-      if (bug == "nan") out.set({0, 0, 0}, std::numeric_limits<double>::quiet_NaN());
-      write_safetensors(fs::path(out_dir) / entry.path().filename(), {{"out", out}});
+  int planted = 0, clean = 0;
+  for (const auto& ref : folder.cases) {
+    const golden::GoldenTensors g = golden::read_golden(golden::TensorFile::open(ref.path));
+    std::vector<std::pair<std::string, Tensor>> outputs;
+    if (!mutation) {
+      outputs = oracle_vendor(g);
+      ++clean;
+    } else if (const std::string why = audit::not_applicable(*mutation, g.golden_case); !why.empty()) {
+      outputs = audit::vendor_outputs(audit::find_mutation("independent_kernel"), g.golden_case, g);
+      std::printf("not planted in %s: %s\n", ref.id.c_str(), why.c_str());
+      ++clean;
     } else {
-      std::map<std::string, Tensor> keep;
-      write_safetensors(fs::path(out_dir) / entry.path().filename(),
-                        mutate_decode(g, entry.path(), bug, keep));
+      outputs = audit::vendor_outputs(*mutation, g.golden_case, g);
+      ++planted;
     }
-    ++written;
+    NamedTensorViews views;
+    for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
+    write_safetensors(fs::path(out_dir) / (ref.id + ".safetensors"), views);
   }
-  require(written > 0, golden_dir, ": no golden .safetensors files found");
-  std::printf("pao mutate: wrote %d vendor-style file(s) to %s (bug: %s)%s\n", written, out_dir.c_str(),
-              bug.c_str(), skipped ? ", skipped files without outputs" : "");
+  if (mutation)
+    std::printf("pao mutate: %s planted in %d of %zu cases (written to %s)\n", bug.c_str(), planted,
+                folder.cases.size(), out_dir.c_str());
+  else
+    std::printf("pao mutate: the oracle's kernel-precision outputs of %d cases written to %s\n", clean,
+                out_dir.c_str());
   return 0;
 }
 

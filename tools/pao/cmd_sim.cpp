@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 
 namespace pao::cli::sim_commands {
@@ -38,11 +39,7 @@ int run_sim(int argc, char** argv) {
   sim_commands::add_sweep(app, action);
   sim_commands::add_advise(app, action);
   sim_commands::add_calibrate(app, action);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return action ? action() : 2;
 }
 

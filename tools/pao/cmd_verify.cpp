@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli_parse.hpp"
 #include "commands.hpp"
 #include "pao/core/error.hpp"
 #include "pao/golden/verify.hpp"
@@ -78,11 +79,7 @@ int run_verify(int argc, char** argv) {
       ->required();
   app.add_flag("--recompute", recompute, "also rebuild every golden from its case and compare bit for bit");
   app.add_flag("--quiet,-q", quiet, "print only failing goldens and the last line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_command_line(app, argc, argv)) return *status;
   require(fs::exists(golden), golden, ": no such file or folder");
   const bool one = fs::is_regular_file(golden) || fs::exists(fs::path(golden) / "meta.json");
   const golden::GoldenFolder folder = one ? folder_of_one(golden) : golden::list_goldens(golden);

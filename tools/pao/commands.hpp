@@ -14,5 +14,7 @@ int run_diff(int argc, char** argv);
 int run_mutate(int argc, char** argv);
 /// `pao verify`: manifest hashes, the invariants of attention, optionally a bit-for-bit rebuild.
 int run_verify(int argc, char** argv);
+/// `pao audit`: the detection matrix of pao diff over a suite (bugs caught, legitimate passed).
+int run_audit(int argc, char** argv);
 
 }  // namespace pao::cli

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string_view>
 
 #include "commands.hpp"
@@ -23,6 +24,8 @@ constexpr Command kCommands[] = {
     {"diff", "compare vendor outputs with goldens: locations, patterns, JSON/JUnit", pao::cli::run_diff},
     {"verify", "check that goldens can be trusted: manifest hashes, attention invariants, rebuild",
      pao::cli::run_verify},
+    {"audit", "run every mutation over a suite: which bugs pao diff catches, which correct kernels pass",
+     pao::cli::run_audit},
     {"mutate", "vendor-style outputs from goldens, optionally with a planted bug (to try pao diff)",
      pao::cli::run_mutate},
 };
@@ -52,9 +55,13 @@ int main(int argc, char** argv) {
     } catch (const pao::Error& e) {
       std::fprintf(stderr, "pao %s: error: %s\n", c.name, e.what());
       return 2;
+    } catch (const std::filesystem::filesystem_error& e) {
+      std::fprintf(stderr, "pao %s: error: %s\n", c.name, e.what());
+      return 2;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "pao %s: internal error: %s\n", c.name, e.what());
-      return 3;
+      // Still exit status 2 (0 / 1 / 2 everywhere); the wording asks for a report.
+      std::fprintf(stderr, "pao %s: internal error (please report it): %s\n", c.name, e.what());
+      return 2;
     }
   }
   std::fprintf(stderr, "pao: unknown command '%s'\n\n", argv[1]);

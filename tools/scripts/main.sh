@@ -3,8 +3,9 @@
 # pao, then
 #   1. writes the `smoke` golden suite (data/cases/smoke.json) to out/golden,
 #   2. diffs it against itself (every tensor passes),
-#   3. diffs it against a deliberately broken vendor copy (one V2 partition scaled) and shows
-#      where pao locates the bug,
+#   3. diffs it against a broken vendor: a kernel whose V2 writes the partials of partitions 0 and 1
+#      to each other's slots (the mutation library's partials_swapped, computed for real), and
+#      shows where pao locates the bug,
 #   4. simulates a V1 / V2-512 / V2-1024 sweep over sequence length on the BI-V100 model.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,8 +22,8 @@ echo; echo "== 1. golden suite 'smoke' -> $out/golden =="
 echo; echo "== 2. pao diff: the goldens against themselves =="
 "$pao" diff "$out/golden" "$out/golden" --quiet
 
-echo; echo "== 3. pao diff: against a vendor copy with one V2 partition scaled by 1.5 =="
-"$pao" mutate "$out/golden" "$out/vendor-broken" --bug partition
+echo; echo "== 3. pao diff: against a vendor kernel that swaps the partials of partitions 0 and 1 =="
+"$pao" mutate "$out/golden" "$out/vendor-broken" --bug partials_swapped | tail -n 1
 set +e
 "$pao" diff "$out/golden" "$out/vendor-broken" --max-rows 3 --json "$out/diff-broken.json" > "$out/diff-broken.txt"
 status=$?

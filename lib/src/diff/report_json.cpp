@@ -69,6 +69,14 @@ ojson tensor_json(const CaseReport& c, const TensorReport& t) {
                       {"kernel_error", number(t.kernel_error)},
                       {"floor", number(t.floor)},
                       {"bound", number(t.bound)}};
+    ojson criteria = ojson::array();
+    for (const auto& c : t.criteria)
+      criteria.push_back({{"name", c.name},
+                          {"value", number(c.value)},
+                          {"bound", number(c.bound)},
+                          {"passed", c.passed},
+                          {"where", c.where}});
+    j["criteria"] = criteria;
   } else if (t.policy.rule == Rule::elementwise) {
     j["threshold"] = {{"atol", t.policy.atol}, {"rtol", t.policy.rtol}};
   } else {

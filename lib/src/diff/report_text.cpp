@@ -43,8 +43,8 @@ std::string criterion(const TensorReport& t) {
   std::ostringstream os;
   switch (t.policy.rule) {
     case Rule::flash:
-      os << "flash: max|a - exact| " << sci(t.max_abs_error) << (t.passed ? " <= " : " > ") << t.policy.k
-         << " x " << sci(t.kernel_error) << " + " << sci(t.floor) << " = " << sci(t.bound);
+      os << "flash: max|a - exact| " << sci(t.max_abs_error) << (t.max_abs_error <= t.bound ? " <= " : " > ")
+         << t.policy.k << " x " << sci(t.kernel_error) << " + " << sci(t.floor) << " = " << sci(t.bound);
       break;
     case Rule::elementwise:
       os << "elementwise: |a - e| <= " << t.policy.atol << " + " << t.policy.rtol << " |e| vs " << t.reference
@@ -93,6 +93,16 @@ void tensor_text(std::ostringstream& os, const TensorReport& t, const TextOption
     return;
   }
   os << criterion(t) << "\n";
+  // The other criteria of the flash rule: always when one failed, with --verbose otherwise.
+  if (t.criteria.size() > 1 && (!t.failed_criteria.empty() || options.verbose)) {
+    os << "      criteria:";
+    for (const auto& c : t.criteria) {
+      if (c.name == "global") continue;
+      os << "  " << c.name << " " << sci(c.value) << (c.passed ? " <= " : " > ") << sci(c.bound)
+         << (c.passed ? "" : " FAIL") << (c.where.empty() || c.passed ? "" : " at " + c.where);
+    }
+    os << "\n";
+  }
   if (t.passed && !options.verbose) return;
   os << "      mismatched " << t.mismatched << " of " << t.compared << " ("
      << percent(t.mismatched, t.compared) << ")";

@@ -108,4 +108,12 @@ cases::Case golden_case_of(const TensorFile& file) {
   return cases::parse_case(it->second, file.path().string() + " (metadata \"case\")");
 }
 
+GoldenTensors read_golden(const TensorFile& file) {
+  GoldenTensors g;
+  g.golden_case = golden_case_of(file);
+  g.metadata = file.metadata();
+  for (const auto& name : file.names()) g.tensors.emplace_back(name, file.read(name));
+  return g;
+}
+
 }  // namespace pao::golden

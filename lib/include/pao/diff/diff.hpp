@@ -20,6 +20,13 @@ namespace pao::diff {
 struct DiffOptions {
   bool reduce = false;
   std::vector<PolicyOverride> overrides;
+  /// Check each golden's invariants of attention before comparing (golden/invariants.hpp). Only a
+  /// caller that has just checked the golden itself (`pao audit`, diffing one golden many times)
+  /// turns it off.
+  bool check_invariants = true;
+  /// A vendor tensor whose dtype differs from the golden's fails, unless this is set (then its
+  /// values are compared and a note says so).
+  bool allow_dtype_mismatch = false;
 };
 
 /// The name the oracle's reduce of the vendor's partials is reported under (and the name

@@ -13,6 +13,7 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/core/tensor.hpp"
+#include "pao/golden/tensors.hpp"
 #include "pao/io/safetensors.hpp"
 
 namespace pao::golden {
@@ -46,5 +47,8 @@ class TensorFile {
 /// The case a golden was made from (its metadata's "case"). Throws pao::Error if `file` is not
 /// a pao golden.
 cases::Case golden_case_of(const TensorFile& file);
+
+/// Every tensor of a golden, with its case and metadata, as make_golden returned them.
+GoldenTensors read_golden(const TensorFile& file);
 
 }  // namespace pao::golden

@@ -1,0 +1,334 @@
+// Running the mutation library over cases and tabulating what `pao diff` catches
+// (pao/audit/audit.hpp).
+#include "pao/audit/audit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "pao/core/error.hpp"
+#include "pao/golden/invariants.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/io/safetensors.hpp"
+
+namespace pao::audit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string failures_of(const diff::CaseReport& r) {
+  if (!r.error.empty()) return "error: " + r.error;
+  std::string s;
+  for (const auto& t : r.tensors) {
+    if (t.passed) continue;
+    if (!s.empty()) s += "; ";
+    s += t.name + ": ";
+    if (!t.problem.empty()) {
+      s += t.problem;
+    } else if (!t.failed_criteria.empty()) {
+      for (std::size_t i = 0; i < t.failed_criteria.size(); ++i) s += (i ? ", " : "") + t.failed_criteria[i];
+    } else {
+      s += diff::to_string(t.policy.rule);
+    }
+  }
+  return s;
+}
+
+const std::vector<std::string> kClassOrder = {"f32", "f16", "bf16", "fp8"};
+
+const Tensor& output_of(const std::vector<std::pair<std::string, Tensor>>& outputs) {
+  for (const auto& [name, t] : outputs)
+    if (name == "out") return t;
+  fail("mutation outputs hold no 'out'");
+}
+
+/// max |a - b|; a NaN or Inf on one side only is an infinite difference.
+double max_difference(const Tensor& a, const Tensor& b) {
+  const auto x = a.to_f64(), y = b.to_f64();
+  double m = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) && std::isnan(y[i])) continue;
+    const double d = std::fabs(x[i] - y[i]);
+    m = std::max(m, std::isnan(d) ? std::numeric_limits<double>::infinity() : d);
+  }
+  return m;
+}
+
+/// sum (a - b)^2 / sum ref^2 over finite elements.
+double relative_energy(const Tensor& a, const Tensor& b, const std::vector<double>& ref) {
+  const auto x = a.to_f64(), y = b.to_f64();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    den += ref[i] * ref[i];
+    const double d = x[i] - y[i];
+    if (std::isfinite(d)) num += d * d;
+  }
+  return den > 0 ? num / den : 0.0;
+}
+
+/// The oracle's own error of `out` against out_exact: max and NMSE, the larger of V1's and V2's.
+struct OracleError {
+  double max = 0, nmse = 0;
+};
+OracleError oracle_error(const golden::GoldenTensors& g) {
+  const Tensor* exact = g.find("out_exact");
+  require(exact != nullptr, "audit: the golden has no out_exact");
+  const std::vector<double> ref = exact->to_f64();
+  OracleError e;
+  for (const char* name : {"v1.out", "v2.out", "prefix.out"})
+    if (const Tensor* t = g.find(name)) {
+      e.max = std::max(e.max, max_difference(*t, *exact));
+      e.nmse = std::max(e.nmse, relative_energy(*t, *exact, ref));
+    }
+  return e;
+}
+
+std::string sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+/// One mutation on one case: its outputs, whether they are visible at all, and the diff's verdict.
+MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, const golden::GoldenTensors& g,
+                             const fs::path& golden_path, const Tensor& clean, const OracleError& oracle,
+                             const std::vector<double>& exact, const diff::DiffOptions& diff_options,
+                             const fs::path& scratch) {
+  MutationOutcome o;
+  o.mutation = mutation.name;
+  o.kind = mutation.kind;
+  o.not_applicable = not_applicable(mutation, c);
+  if (o.not_applicable.empty()) {
+    const auto outputs = vendor_outputs(mutation, c, g);
+    if (mutation.kind == MutationKind::bug) {
+      o.effect = max_difference(output_of(outputs), clean);
+      o.kernel_error = oracle.max;
+      o.effect_nmse = relative_energy(output_of(outputs), clean, exact);
+      o.kernel_nmse = oracle.nmse;
+      // FlashAttention's rule (k = 2) deems a kernel within twice the oracle's error legitimate,
+      // the NMSE criterion one within 4x its error energy: a bug that moves out by no more than
+      // either, everywhere, cannot be told from a legitimate kernel.
+      if (o.effect <= 2 * oracle.max && o.effect_nmse <= 4 * oracle.nmse) {
+        o.not_applicable = "its effect on out (max " + sci(o.effect) + ", NMSE " + sci(o.effect_nmse) +
+                           ") is within what a legitimate kernel may differ by (2 x " + sci(oracle.max) +
+                           ", 4 x " + sci(oracle.nmse) + ")";
+        return o;
+      }
+    }
+    NamedTensorViews views;
+    for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
+    const fs::path vendor_path = scratch / (c.id + "." + mutation.name + ".safetensors");
+    write_safetensors(vendor_path, views);
+    const diff::CaseReport r = diff::diff_case(golden_path, vendor_path, diff_options);
+    o.diff_passed = r.passed();
+    o.failures = failures_of(r);
+    fs::remove(vendor_path);
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string dtype_class(const cases::Case& c) {
+  if (c.kv_cache_dtype != cases::KVCacheDType::auto_dtype) return "fp8";
+  return std::string(dtype_name(c.dtype));
+}
+
+std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const AuditOptions& options) {
+  std::vector<const Mutation*> selected;
+  if (options.mutations.empty()) {
+    for (const auto& m : mutations()) selected.push_back(&m);
+  } else {
+    for (const auto& name : options.mutations) selected.push_back(&find_mutation(name));
+  }
+  fs::create_directories(options.scratch);
+  std::vector<CaseAudit> out;
+  for (const auto& c : cases) {
+    CaseAudit a;
+    a.case_id = c.id;
+    a.dtype_class = dtype_class(c);
+    const golden::GoldenTensors g = golden::make_golden(c);
+    const fs::path golden_path = options.scratch / (c.id + ".safetensors");
+    write_safetensors(golden_path, g.views(), g.metadata);
+    golden::require_golden_invariants(golden::TensorFile::open(golden_path));  // once, not per mutation
+    diff::DiffOptions diff_options = options.diff;
+    diff_options.check_invariants = false;
+    const OracleError oracle = oracle_error(g);
+    const std::vector<double> exact = g.find("out_exact")->to_f64();
+    const Tensor clean =
+        Tensor::copy_of(output_of(vendor_outputs(find_mutation("independent_kernel"), c, g)).view());
+    // The mutations of a case run side by side (each writes its own vendor file); the kernels
+    // inside them then run on one thread each.
+    a.outcomes.resize(selected.size());
+    std::vector<std::exception_ptr> errors(selected.size());
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::size_t k = 0; k < selected.size(); ++k) {
+      try {
+        a.outcomes[k] = run_mutation(*selected[k], c, g, golden_path, clean, oracle, exact, diff_options,
+                                     options.scratch);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    fs::remove(golden_path);
+    out.push_back(std::move(a));
+    if (options.on_case) options.on_case(out.size(), cases.size(), out.back());
+  }
+  return out;
+}
+
+AuditMatrix make_matrix(const std::vector<CaseAudit>& audits) {
+  AuditMatrix m;
+  std::set<std::string> classes;
+  for (const auto& a : audits) classes.insert(a.dtype_class);
+  for (const auto& k : kClassOrder)
+    if (classes.count(k)) m.dtype_classes.push_back(k);
+  for (const auto& a : audits) {
+    for (const auto& o : a.outcomes) {
+      if (std::find(m.mutations.begin(), m.mutations.end(), o.mutation) == m.mutations.end())
+        m.mutations.push_back(o.mutation);
+      MatrixCell& cell = m.cells[o.mutation][a.dtype_class];
+      if (!o.not_applicable.empty()) continue;
+      ++cell.applicable;
+      if (o.as_expected()) {
+        ++cell.as_expected;
+      } else {
+        m.misses.push_back(o.mutation + " on " + a.case_id + ": " +
+                           (o.kind == MutationKind::bug
+                                ? "passed pao diff (a bug not caught)"
+                                : "failed pao diff (a legitimate kernel refused): " + o.failures));
+      }
+    }
+  }
+  return m;
+}
+
+std::string render_matrix_text(const AuditMatrix& m) {
+  std::string s;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%-30s %-5s", "mutation", "kind");
+  s += buf;
+  for (const auto& k : m.dtype_classes) {
+    std::snprintf(buf, sizeof buf, " %9s", k.c_str());
+    s += buf;
+  }
+  s += "\n";
+  for (const auto& name : m.mutations) {
+    const Mutation& mu = find_mutation(name);
+    std::snprintf(buf, sizeof buf, "%-30s %-5s", name.c_str(),
+                  mu.kind == MutationKind::bug ? "bug" : "legit");
+    s += buf;
+    for (const auto& k : m.dtype_classes) {
+      const auto it = m.cells.at(name).find(k);
+      const MatrixCell cell = it == m.cells.at(name).end() ? MatrixCell{} : it->second;
+      if (cell.applicable == 0) {
+        std::snprintf(buf, sizeof buf, " %9s", "-");
+      } else {
+        std::snprintf(buf, sizeof buf, " %4lld/%-4lld", static_cast<long long>(cell.as_expected),
+                      static_cast<long long>(cell.applicable));
+      }
+      s += buf;
+    }
+    s += "\n";
+  }
+  s += "cells: bugs caught / cases it applies to; legit: passed / cases; -: applies to no case\n";
+  return s;
+}
+
+std::string render_audit_json(const std::vector<CaseAudit>& audits, const AuditMatrix& m) {
+  using nlohmann::json;
+  json j;
+  j["dtype_classes"] = m.dtype_classes;
+  json rows = json::array();
+  for (const auto& name : m.mutations) {
+    json row;
+    row["mutation"] = name;
+    row["kind"] = find_mutation(name).kind == MutationKind::bug ? "bug" : "legitimate";
+    for (const auto& [k, cell] : m.cells.at(name))
+      row["cells"][k] = {{"applicable", cell.applicable}, {"as_expected", cell.as_expected}};
+    rows.push_back(row);
+  }
+  j["matrix"] = rows;
+  j["misses"] = m.misses;
+  j["clean"] = m.clean();
+  json cases = json::array();
+  for (const auto& a : audits) {
+    json c;
+    c["case_id"] = a.case_id;
+    c["dtype_class"] = a.dtype_class;
+    for (const auto& o : a.outcomes) {
+      json x;
+      if (o.kind == MutationKind::bug && o.kernel_error > 0) {
+        x["effect"] = o.effect;
+        x["kernel_error"] = o.kernel_error;
+        x["effect_nmse"] = o.effect_nmse;
+        x["kernel_nmse"] = o.kernel_nmse;
+      }
+      if (!o.not_applicable.empty()) {
+        x["not_applicable"] = o.not_applicable;
+      } else {
+        x["diff_passed"] = o.diff_passed;
+        x["as_expected"] = o.as_expected();
+        if (!o.failures.empty()) x["failures"] = o.failures;
+      }
+      c["outcomes"][o.mutation] = x;
+    }
+    cases.push_back(c);
+  }
+  j["cases"] = cases;
+  return j.dump(1) + "\n";
+}
+
+std::string render_matrix_svg(const AuditMatrix& m, const std::string& title) {
+  const int cell_w = 90, cell_h = 22, left = 230, top = 60;
+  const int width = left + cell_w * static_cast<int>(m.dtype_classes.size()) + 20;
+  const int height = top + cell_h * static_cast<int>(m.mutations.size()) + 40;
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+                  "\" height=\"" + std::to_string(height) +
+                  "\" font-family=\"monospace\" font-size=\"12\">\n";
+  auto escape = [](const std::string& t) {
+    std::string r;
+    for (char ch : t) r += ch == '&' ? "&amp;" : ch == '<' ? "&lt;" : ch == '>' ? "&gt;" : std::string(1, ch);
+    return r;
+  };
+  s += "<text x=\"10\" y=\"22\" font-size=\"14\">" + escape(title) + "</text>\n";
+  for (std::size_t j = 0; j < m.dtype_classes.size(); ++j)
+    s += "<text x=\"" + std::to_string(left + cell_w * static_cast<int>(j) + cell_w / 2) + "\" y=\"" +
+         std::to_string(top - 8) + "\" text-anchor=\"middle\">" + m.dtype_classes[j] + "</text>\n";
+  for (std::size_t i = 0; i < m.mutations.size(); ++i) {
+    const std::string& name = m.mutations[i];
+    const int y = top + cell_h * static_cast<int>(i);
+    const bool bug = find_mutation(name).kind == MutationKind::bug;
+    s +=
+        "<text x=\"10\" y=\"" + std::to_string(y + 15) + "\">" + (bug ? "" : "(legit) ") + name + "</text>\n";
+    for (std::size_t j = 0; j < m.dtype_classes.size(); ++j) {
+      const auto it = m.cells.at(name).find(m.dtype_classes[j]);
+      const MatrixCell cell = it == m.cells.at(name).end() ? MatrixCell{} : it->second;
+      const std::string fill = cell.applicable == 0                  ? "#dddddd"
+                               : cell.as_expected == cell.applicable ? "#4caf50"
+                               : cell.as_expected == 0               ? "#e53935"
+                                                                     : "#ffb300";
+      const int x = left + cell_w * static_cast<int>(j);
+      s += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\" width=\"" +
+           std::to_string(cell_w - 2) + "\" height=\"" + std::to_string(cell_h - 2) + "\" fill=\"" + fill +
+           "\"/>\n";
+      const std::string label =
+          cell.applicable == 0 ? "-"
+                               : std::to_string(cell.as_expected) + "/" + std::to_string(cell.applicable);
+      s += "<text x=\"" + std::to_string(x + cell_w / 2 - 1) + "\" y=\"" + std::to_string(y + 15) +
+           "\" text-anchor=\"middle\">" + label + "</text>\n";
+    }
+  }
+  s += "<text x=\"10\" y=\"" + std::to_string(height - 12) +
+       "\">bugs: caught / applicable; legit: passed / applicable; grey: applies to no case</text>\n";
+  return s + "</svg>\n";
+}
+
+}  // namespace pao::audit
