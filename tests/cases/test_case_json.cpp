@@ -215,3 +215,37 @@ TEST_CASE("bad case JSON is an error naming the field") {
     CHECK_MESSAGE(contains(message, b.expected), message);
   }
 }
+
+TEST_CASE("decode cases take vLLM's head sizes only; prefix cases any") {
+  // One list (pao/plan/launch_shape.hpp) for cases, the simulator and the CUDA kernels.
+  for (int hs : {32, 64, 80, 96, 112, 120, 128, 192, 256}) {
+    INFO(hs);
+    CHECK(is_supported_head_size(hs));
+    CHECK_NOTHROW(parse_case(
+        R"({"num_heads": 2, "dtype": "f32", "seq_lens": [5], "head_size": )" + std::to_string(hs) + "}",
+        "hs"));
+  }
+  for (int hs : {16, 72, 100, 520}) {
+    INFO(hs);
+    CHECK_THROWS_WITH_AS(parse_case(R"({"num_heads": 2, "dtype": "f32", "seq_lens": [5], "head_size": )" +
+                                        std::to_string(hs) + "}",
+                                    "hs"),
+                         doctest::Contains("is not one of vLLM's decode head sizes (32, 64, 80"), Error);
+  }
+  CHECK_NOTHROW(parse_case(R"({"kernel": "prefix", "num_heads": 2, "head_size": 24, "dtype": "f16",
+                               "query_lens": [3], "seq_lens": [9]})",
+                           "vLLM's prefix test uses 24"));
+}
+
+TEST_CASE("a block_size that does not divide the default partition names block_size") {
+  CHECK_THROWS_WITH_AS(
+      parse_case(R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [5],
+                                      "block_size": 48})",
+                 "bs"),
+      doctest::Contains("field 'block_size' = 48 does not divide the default partition_size"), Error);
+  CHECK_THROWS_WITH_AS(parse_case(R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [5],
+                                      "partition_size": 100})",
+                                  "ps"),
+                       doctest::Contains("field 'partition_size' = 100 is not a multiple of block_size = 16"),
+                       Error);
+}

@@ -24,7 +24,7 @@ namespace {
 using TempDir = test::TempDir;
 
 cases::Case small(int seed) {
-  return cases::parse_case(R"({"num_heads": 2, "head_size": 16, "dtype": "f16", "partition_size": 16,
+  return cases::parse_case(R"({"num_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 16,
                                 "seq_lens": [20, 40], "seed": )" +
                                std::to_string(seed) + "}",
                            "small");
@@ -175,7 +175,7 @@ TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its 
   const CaseReport r = diff_case(dir.path() / "g.safetensors", dir.path() / "shape.safetensors", {});
   REQUIRE(r.tensors.size() == 1);
   CHECK_FALSE(r.tensors[0].passed);
-  CHECK(r.tensors[0].problem.find("differs from the golden's [2, 2, 16]") != std::string::npos);
+  CHECK(r.tensors[0].problem.find("differs from the golden's [2, 2, 32]") != std::string::npos);
   // The partials are judged against the exact V2's, recomputed from the golden's inputs.
   write_safetensors(dir.path() / "tmp.safetensors", {{"v2.tmp_out", g.find("v2.tmp_out")->view()}});
   const CaseReport partial = diff_case(dir.path() / "g.safetensors", dir.path() / "tmp.safetensors",

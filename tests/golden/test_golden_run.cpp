@@ -37,7 +37,7 @@ cases::Case tiny(const std::string& extra = "") {
 }
 
 const char* kSuite = R"({"suite": "t", "grids": [{
-    "fixed": {"num_heads": 2, "head_size": 16, "seq_lens": [20, 33], "partition_size": 16},
+    "fixed": {"num_heads": 2, "head_size": 32, "seq_lens": [20, 33], "partition_size": 16},
     "axes": {"dtype": ["f16", "bf16", "f32"], "kv_cache_dtype": ["auto", "fp8_e5m2"]}}]})";
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
@@ -224,4 +224,30 @@ TEST_CASE("npy goldens: one folder per case, raw bits declared in meta.json") {
   { std::ofstream(folder / "query.npy", std::ios::app) << "x"; }
   CHECK(run_golden({c}, o).written == 1);
   CHECK_FALSE(has_temporaries(dir.path()));
+}
+
+TEST_CASE("a rerun removes what a killed run left; an unreadable manifest needs --force") {
+  TempDir dir;
+  const auto cases = expand_suite_text(kSuite, "t.json", false);
+  GoldenRunOptions o;
+  o.out_dir = dir.path();
+  // A killed writer's temporaries (pid 2^22 + 1 is above Linux's pid_max default of 2^22): gone.
+  // The temporaries of a live process (this one) stay.
+  const std::string dead = std::to_string((1 << 22) + 1), alive = std::to_string(::getpid());
+  { std::ofstream(dir.path() / (".a.safetensors.pao-tmp." + dead + ".0")) << "partial"; }
+  fs::create_directories(dir.path() / (".b.pao-tmp-" + dead + "-3"));
+  { std::ofstream(dir.path() / (".c.safetensors.pao-tmp." + alive + ".7")) << "in flight"; }
+  GoldenRunResult r = run_golden({cases[0]}, o);
+  CHECK(r.stale_temporaries_removed == 2);
+  CHECK_FALSE(fs::exists(dir.path() / (".a.safetensors.pao-tmp." + dead + ".0")));
+  CHECK(fs::exists(dir.path() / (".c.safetensors.pao-tmp." + alive + ".7")));
+  fs::remove(dir.path() / (".c.safetensors.pao-tmp." + alive + ".7"));
+
+  { std::ofstream(dir.path() / "manifest.json") << "{ not json"; }
+  CHECK_THROWS_WITH_AS(run_golden({cases[0]}, o), doctest::Contains("--force"), Error);
+  o.force = true;
+  r = run_golden({cases[0]}, o);
+  CHECK(r.manifest_restarted);
+  CHECK(r.written == 1);
+  CHECK(read_manifest(r.manifest_path).find(cases[0].id) != nullptr);
 }

@@ -195,3 +195,16 @@ TEST_CASE("sim model: the workload and kernel defaults of a case of the case mod
   CHECK_THROWS_WITH_AS(pao::cases::parse_case(R"({"num_heads": 8, "seq_len": 100})", "bad.json"),
                        doctest::Contains("unknown field 'seq_len' (did you mean 'seq_lens'?)"), pao::Error);
 }
+
+TEST_CASE("the simulator's decode workloads take vLLM's head sizes only") {
+  Workload w;
+  w.num_seqs = 1;
+  w.num_heads = w.num_kv_heads = 8;
+  w.seq_lens = {1024};
+  for (int hs : {72, 100, 520}) {
+    w.head_size = hs;
+    CHECK_THROWS_WITH_AS(validate_workload(w), doctest::Contains("not one of vLLM's head sizes"), pao::Error);
+  }
+  w.head_size = 128;
+  CHECK_NOTHROW(validate_workload(w));
+}

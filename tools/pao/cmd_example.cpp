@@ -8,6 +8,7 @@
 #include "cli_parse.hpp"
 #include "commands.hpp"
 #include "pao/cases/case_tensors.hpp"
+#include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -41,6 +42,15 @@ int run_example(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the case's values")->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
+  // Every option is checked before anything is printed or computed.
+  require(dtype == "f32" || dtype == "f16" || dtype == "bf16", "--dtype ", dtype,
+          ": expected f32, f16 or bf16 (the query / out dtype; an fp8 cache is --kv-cache-dtype fp8_e4m3 or "
+          "fp8_e5m2)");
+  const DType activation = parse_dtype(dtype, "--dtype");
+  cases::parse_kv_cache_dtype(cache, "--kv-cache-dtype");
+  require(partition_size > 0 && partition_size % 16 == 0, "--partition-size ", partition_size,
+          ": must be a positive multiple of the block size, 16");
+
   cases::Case spec;
   spec.num_seqs = 4;
   spec.num_heads = 32;
@@ -48,7 +58,7 @@ int run_example(int argc, char** argv) {
   spec.head_size = 128;
   spec.block_size = 16;
   spec.seq_lens = {1, 1000, 2049, 4096};
-  spec.dtype = parse_dtype(dtype, "--dtype");
+  spec.dtype = activation;
   spec.kv_cache_dtype = cases::parse_kv_cache_dtype(cache, "--kv-cache-dtype");
   spec.partition_size = partition_size;
   spec.seed = seed;

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "pao/core/error.hpp"
 #include "pao/golden/run.hpp"
+#include "pao/io/atomic_file.hpp"
 
 namespace pao::cli {
 
@@ -105,8 +106,14 @@ int run_golden(int argc, char** argv) {
       bytes += e.bytes;
     progress.on_event(e);
   };
+  install_temporary_cleanup();  // Ctrl-C or a scheduler's SIGTERM leaves no temporaries behind
   const golden::GoldenRunResult result = golden::run_golden(cases, options);
   progress.finish();
+  if (result.stale_temporaries_removed > 0)
+    std::printf("removed %zu temporary file(s) left by an interrupted run\n",
+                result.stale_temporaries_removed);
+  if (result.manifest_restarted)
+    std::printf("the old manifest could not be read (--force): a new one was written\n");
 
   std::printf("%zu cases: %zu written, %zu up to date, %zu failed; %s in %s\nmanifest: %s\n", cases.size(),
               result.written, result.skipped, result.failures.size(),

@@ -288,6 +288,10 @@ Case parse_case_object(const json& j, std::string_view source) {
     f.bad("num_heads", "= " + std::to_string(c.num_heads) +
                            " is not a multiple of num_kv_heads = " + std::to_string(c.num_kv_heads));
   c.head_size = f.i32("head_size", 1, 0);
+  // vLLM's CUDA paged attention dispatches a fixed list; its Triton prefix kernel pads any size.
+  if (c.kernel == CaseKernel::decode && !is_supported_head_size(c.head_size))
+    f.bad("head_size", "= " + std::to_string(c.head_size) + " is not one of vLLM's decode head sizes (" +
+                           supported_head_sizes_text() + ")");
   c.block_size = f.i32("block_size", 1, 16);
   c.dtype = parse_activation(f, "dtype");
 
@@ -343,9 +347,16 @@ Case parse_case_object(const json& j, std::string_view source) {
 
   if (c.kernel == CaseKernel::decode) {
     c.partition_size = f.i32("partition_size", 1, 512);
-    if (c.partition_size % c.block_size != 0)
-      f.bad("partition_size", "= " + std::to_string(c.partition_size) +
-                                  " is not a multiple of block_size = " + std::to_string(c.block_size));
+    if (c.partition_size % c.block_size != 0) {
+      // Name the field the case chose: a block_size that does not divide the default partition.
+      if (f.has("partition_size") || !f.has("block_size"))
+        f.bad("partition_size", "= " + std::to_string(c.partition_size) +
+                                    " is not a multiple of block_size = " + std::to_string(c.block_size));
+      f.bad("block_size",
+            "= " + std::to_string(c.block_size) +
+                " does not divide the default partition_size = " + std::to_string(c.partition_size) +
+                " (V2 partitions are whole blocks; set partition_size too)");
+    }
     c.warp_size = f.i32("warp_size", 1, 32);
     if ((c.warp_size & (c.warp_size - 1)) != 0)
       f.bad("warp_size",

@@ -13,6 +13,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/golden/integrity.hpp"
+#include "pao/io/atomic_file.hpp"
 
 namespace pao::golden {
 
@@ -38,9 +39,28 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
           options.out_dir.string(), ec ? ": " + ec.message() : "");
 
   GoldenRunResult result;
+  // Before any case is computed: the folder takes files, and what a killed run left is gone.
+  try {
+    const fs::path probe = options.out_dir / ".pao-write-probe";
+    write_file_atomically(probe, std::span<const std::byte>());
+    fs::remove(probe);
+  } catch (const std::exception& e) {
+    fail("golden: cannot write to the output folder ", options.out_dir.string(), ": ", e.what());
+  }
+  result.stale_temporaries_removed = remove_stale_temporaries(options.out_dir);
   result.manifest_path = options.out_dir / manifest_file_name(options.shard);
   Manifest manifest;
-  if (fs::exists(result.manifest_path)) manifest = read_manifest(result.manifest_path);
+  if (fs::exists(result.manifest_path)) {
+    try {
+      manifest = read_manifest(result.manifest_path);
+    } catch (const Error& e) {
+      if (!options.force)
+        fail(e.what(),
+             " (pao golden --force starts a new manifest: every case of this run is regenerated and "
+             "its entry rewritten)");
+      result.manifest_restarted = true;  // --force: a new manifest, every case regenerated
+    }
+  }
   manifest.suite = options.suite;
   manifest.full = options.full;
   manifest.shard = options.shard;

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -17,6 +19,38 @@ namespace pao {
 namespace {
 
 std::atomic<unsigned> g_temp_counter{0};
+
+// The temporaries in flight, for the signal handler of install_temporary_cleanup: fixed slots, so
+// that the handler only reads memory and calls unlink (async-signal-safe). 0 free, 1 being
+// filled, 2 holds a path.
+constexpr int kSlots = 64;
+constexpr std::size_t kPathMax = 4096;
+std::atomic<int> g_slot_state[kSlots];
+char g_slot_path[kSlots][kPathMax];
+
+int register_temporary(const std::filesystem::path& path) {
+  const std::string& p = path.native();
+  if (p.size() >= kPathMax) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (!g_slot_state[i].compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(g_slot_path[i], p.c_str(), p.size() + 1);
+    g_slot_state[i].store(2);
+    return i;
+  }
+  return -1;  // more than kSlots at once: a rerun's stale-temporary sweep still removes it
+}
+
+void unregister_temporary(int slot) {
+  if (slot >= 0) g_slot_state[slot].store(0);
+}
+
+extern "C" void remove_temporaries_and_die(int sig) {
+  for (int i = 0; i < kSlots; ++i)
+    if (g_slot_state[i].load() == 2) ::unlink(g_slot_path[i]);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
 
 /// The temporary file: removed on destruction unless committed.
 class TempFile {
@@ -36,6 +70,7 @@ class TempFile {
       name += std::to_string(g_temp_counter.fetch_add(1));
       path_ = dir / name;
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ >= 0) slot_ = register_temporary(path_);
       if (fd_ < 0 && (errno != EEXIST || attempt > 100))
         fail(target.string(), ": cannot create a temporary file in ", dir.string(), ": ",
              std::strerror(errno));
@@ -44,6 +79,7 @@ class TempFile {
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
     if (!committed_) ::unlink(path_.c_str());
+    unregister_temporary(slot_);
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -80,6 +116,7 @@ class TempFile {
   std::filesystem::path target_;
   std::filesystem::path path_;
   int fd_ = -1;
+  int slot_ = -1;
   bool committed_ = false;
 };
 
@@ -133,6 +170,31 @@ WrittenFile write_file_atomically(const std::filesystem::path& path,
 
 WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents) {
   return write_file_atomically(path, [&](ByteSink& sink) { sink.write(contents); });
+}
+
+void install_temporary_cleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temporaries_and_die);
+}
+
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] != '.') continue;
+    // ".<file>.pao-tmp.<pid>.<n>" (this file), ".<name>.pao-tmp-<pid>-<n>", ".<name>.pao-old-<pid>-<n>"
+    std::size_t at = std::string::npos;
+    for (const char* marker : {".pao-tmp.", ".pao-tmp-", ".pao-old-"}) {
+      const auto m = name.rfind(marker);
+      if (m != std::string::npos) at = m + std::strlen(marker);
+    }
+    if (at == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + at, nullptr, 10);
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;  // alive
+    std::filesystem::remove_all(entry.path(), ec);
+    if (!ec) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace pao

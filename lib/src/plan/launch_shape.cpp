@@ -18,4 +18,11 @@ void check_launch_shape(const LaunchShape& s, std::size_t num_seq_lens) {
   require(block_size > 0, "block_size = ", block_size, ": must be positive");
 }
 
+const char* supported_head_sizes_text() { return "32, 64, 80, 96, 112, 120, 128, 192, 256"; }
+
+void check_supported_head_size(std::int32_t head_size) {
+  require(is_supported_head_size(head_size), "head_size = ", head_size, " is not one of vLLM's head sizes (",
+          supported_head_sizes_text(), ")");
+}
+
 }  // namespace pao

@@ -128,6 +128,8 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
 
 void validate_workload(const Workload& w) {
   check_launch_shape(w, w.seq_lens.size());
+  if (w.query_lens.empty())
+    check_supported_head_size(w.head_size);  // decode; the Triton prefix pads any size
   require(w.query_lens.empty() || w.query_lens.size() == w.seq_lens.size(), "query_lens has ",
           w.query_lens.size(), " entries but num_seqs = ", w.num_seqs);
   require(is_activation(w.dtype), "dtype = ", dtype_name(w.dtype), ": must be f32, f16 or bf16");

@@ -18,11 +18,12 @@
 
 #include "pao/core/dtype.hpp"
 #include "pao/cuda/status.hpp"
+#include "pao/plan/launch_shape.hpp"
 
 namespace pao::cuda {
 
-/// vLLM's head sizes.
-inline constexpr std::int32_t kHeadSizes[] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
+/// vLLM's head sizes: the one list of pao/plan/launch_shape.hpp.
+inline constexpr auto& kHeadSizes = kSupportedHeadSizes;
 /// vLLM's CUDA block sizes (the kernel precision needs a power of two >= 8 with a V row in a warp).
 inline constexpr std::int32_t kBlockSizes[] = {8, 16, 32};
 /// Activation dtypes (query, out, tmp_out).

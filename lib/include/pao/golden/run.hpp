@@ -42,6 +42,8 @@ struct GoldenRunOptions {
 struct GoldenRunResult {
   std::size_t written = 0;
   std::size_t skipped = 0;
+  std::size_t stale_temporaries_removed = 0;                  // left in the folder by a killed run
+  bool manifest_restarted = false;                            // --force over an unreadable manifest
   std::vector<std::pair<std::string, std::string>> failures;  // case id, error
   std::filesystem::path manifest_path;
 };

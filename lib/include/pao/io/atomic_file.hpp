@@ -30,4 +30,13 @@ WrittenFile write_file_atomically(const std::filesystem::path& path,
 
 WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents);
 
+/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written, then lets the signal
+/// end the process (for long-running commands such as `pao golden`).
+void install_temporary_cleanup();
+
+/// Removes the temporaries in `dir` (files and folders named ".<name>.pao-tmp.*", ".pao-tmp-*",
+/// ".pao-old-*") whose writing process no longer runs: what a killed run left behind. Returns how
+/// many it removed.
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir);
+
 }  // namespace pao

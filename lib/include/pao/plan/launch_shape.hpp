@@ -26,4 +26,18 @@ struct LaunchShape {
 /// Throws pao::Error naming the size and the rule broken.
 void check_launch_shape(const LaunchShape& s, std::size_t num_seq_lens);
 
+/// vLLM's decode head sizes (its paged-attention dispatch), the one list decode cases, the
+/// simulator's decode workloads and the CUDA kernels accept. Prefix cases take any head size (vLLM's
+/// Triton kernel pads it); the CPU kernels themselves compute any.
+inline constexpr std::int32_t kSupportedHeadSizes[] = {32, 64, 80, 96, 112, 120, 128, 192, 256};
+PAO_HD constexpr bool is_supported_head_size(std::int32_t head_size) {
+  for (std::int32_t h : kSupportedHeadSizes)
+    if (h == head_size) return true;
+  return false;
+}
+/// "32, 64, 80, 96, 112, 120, 128, 192, 256"
+const char* supported_head_sizes_text();
+/// Throws pao::Error: "head_size = 100 is not one of vLLM's head sizes (32, 64, ...)".
+void check_supported_head_size(std::int32_t head_size);
+
 }  // namespace pao

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The exit status of every `pao` subcommand: 0 success (and --help), 1 a negative result (a
+# mismatch, an unsound golden, a missed bug), 2 bad input or usage. Usage: exit_codes.sh PAO
+set -u
+pao=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+expect() {  # expect CODE ARGS...
+  local want=$1
+  shift
+  "$pao" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+  local got=$?
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: pao $* exited $got, expected $want"
+    head -c 400 "$tmp/stderr"
+    failures=$((failures + 1))
+  else
+    echo "ok:   $want  pao $*"
+  fi
+}
+
+cat >"$tmp/case.json" <<'JSON'
+{"id": "tiny", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32,
+ "seq_lens": [40, 70]}
+JSON
+cat >"$tmp/suite.json" <<'JSON'
+{"suite": "tiny", "description": "one case", "grids": [{"name": "g", "fixed": {"num_heads": 4, "num_kv_heads": 2,
+ "head_size": 32, "dtype": "f16", "partition_size": 32, "seq_lens": [40, 70]}}]}
+JSON
+
+expect 0 --help
+expect 0 --version
+expect 2
+expect 2 frob
+for cmd in example sim golden diff verify mutate audit; do
+  expect 0 "$cmd" --help
+  expect 2 "$cmd" --no-such-flag
+done
+
+# golden
+expect 0 golden --suite smoke --list
+expect 2 golden --suite no-such-suite --list
+expect 2 golden --suite smoke
+expect 2 golden --case "$tmp/case.json" --out /proc/pao-cannot-write-here
+expect 0 golden --case "$tmp/case.json" --out "$tmp/g"
+
+# diff
+expect 0 diff "$tmp/g" "$tmp/g"
+expect 2 diff "$tmp/g" "$tmp/no-such-folder"
+expect 2 diff "$tmp/g" "$tmp/g" --policy nosuch:k=3
+expect 0 mutate "$tmp/g" "$tmp/ok"
+expect 0 diff "$tmp/g" "$tmp/ok"
+expect 2 mutate "$tmp/g" "$tmp/bad" --bug typo
+expect 0 mutate "$tmp/g" "$tmp/bad" --bug last_token_dropped
+expect 1 diff "$tmp/g" "$tmp/bad"
+
+# verify, and a golden damaged after writing
+expect 0 verify "$tmp/g"
+expect 2 verify "$tmp/no-such-folder"
+cp -r "$tmp/g" "$tmp/damaged"
+printf 'x' >>"$tmp/damaged/tiny.safetensors"
+expect 1 verify "$tmp/damaged"
+expect 2 diff "$tmp/damaged" "$tmp/ok"
+
+# audit
+expect 0 audit --suite "$tmp/suite.json" --mutations last_token_dropped,independent_kernel
+expect 2 audit --suite "$tmp/suite.json" --mutations typo
+expect 1 audit --suite "$tmp/suite.json" --mutations last_token_dropped --policy '*:k=1e9,local=0,distributional=0'
+
+# sim and example
+expect 2 sim
+expect 2 sim frob
+expect 2 sim sweep --kernels v1
+expect 2 sim run --frob
+expect 2 sim run --device no-such-device
+expect 0 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024
+expect 2 example --dtype f8
+expect 2 example --partition-size 100
+
+echo "$failures failure(s)"
+[ "$failures" = 0 ]
