@@ -68,14 +68,27 @@ expect 0 audit --suite "$tmp/suite.json" --mutations last_token_dropped,independ
 expect 2 audit --suite "$tmp/suite.json" --mutations typo
 expect 1 audit --suite "$tmp/suite.json" --mutations last_token_dropped --policy '*:k=1e9,local=0,distributional=0'
 
+# the messages that teach (the last command's stdout / stderr)
+says() {  # says FILE TEXT
+  if grep -qF -- "$2" "$tmp/$1"; then echo "ok:   says '$2'"; else
+    echo "FAIL: expected '$2' in the $1 of the last command"
+    failures=$((failures + 1))
+  fi
+}
+
 # sim and example
 expect 2 sim
 expect 2 sim frob
 expect 2 sim sweep --kernels v1
 expect 2 sim run --frob
 expect 2 sim run --device no-such-device
+expect 2 sim run --device bi-v10
+says stderr "did you mean bi-v100?"
+expect 0 sim sweep --device bi-v100 --kernels v1,v2:512 --axis seq-len=1024:4096:x2
+says stdout "len=swept"
 expect 0 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024
 expect 2 example --dtype f8
+says stderr "expected f32, f16 or bf16"
 expect 2 example --partition-size 100
 
 echo "$failures failure(s)"

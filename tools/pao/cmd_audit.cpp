@@ -64,11 +64,14 @@ int run_audit(int argc, char** argv) {
   app.add_option("--json", json_path, "write every case's outcomes and the matrix as JSON to FILE");
   app.add_option("--svg", svg_path, "write the matrix as a heat map (SVG) to FILE");
   app.add_option("--scratch", scratch, "folder for the temporary goldens (default: a new one under $TMPDIR)");
+  bool out_only = false;
+  app.add_flag("--out-only", out_only, "vendors hand over out only, no V2 partials (the harder test)");
   app.add_flag("--verbose,-v", verbose, "one line per case and mutation");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   audit::AuditOptions options;
   options.mutations = split_list(mutations_text);
+  options.out_only = out_only;
   for (const auto& name : options.mutations) audit::find_mutation(name);  // bad names fail before any work
   for (const auto& p : policies) options.diff.overrides.push_back(diff::parse_policy_override(p));
   const std::vector<cases::Case> cases =

@@ -49,6 +49,10 @@ int execute(const CalibrateOptions& o) {
   copts.holdout_fraction = o.holdout;
   copts.max_iterations = o.max_iterations;
   copts.threads = o.jobs;
+  copts.on_iteration = [&](int it, double cost, bool improved) {
+    std::fprintf(stderr, "calibrate: iteration %d of at most %d, cost %.6g%s\n", it, o.max_iterations, cost,
+                 improved ? "" : " (no improving step: stopping)");
+  };
   const auto r = sim::calibrate(device, rows, copts, o.measurements);
 
   std::printf("device %s, %zu measurements from %s\n", device.name.c_str(), rows.size(),

@@ -1,6 +1,8 @@
 // `pao sim run`: time one workload with one kernel choice; table, --json, --trace.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -43,7 +45,20 @@ int execute(const RunOptions& o) {
     std::ofstream out(tmp, std::ios::binary);
     require(static_cast<bool>(out), "--trace ", o.trace_file, ": cannot open for writing");
     std::vector<std::string> names;
-    for (const auto& l : launches) names.push_back(l.name);
+    std::int64_t slices = 0;
+    for (const auto& l : launches) {
+      names.push_back(l.name);
+      slices += static_cast<std::int64_t>(l.ctas.size());
+    }
+    // About 530 bytes of JSON per CTA slice with its counters (measured: the fallback example of
+    // --help wrote 527.6 MB for 10^6 slices): warn before a trace that large.
+    const double estimate = 530.0 * static_cast<double>(std::min(slices, o.trace_max_ctas));
+    if (estimate > 100e6)
+      std::fprintf(
+          stderr,
+          "warning: --trace will write about %.0f MB (%lld CTA slices); --trace-max-ctas N keeps the "
+          "first N\n",
+          estimate / 1e6, static_cast<long long>(std::min(slices, o.trace_max_ctas)));
     sim::ChromeTraceWriter writer(out, names, o.trace_max_ctas);
     result = sim::simulate(device, launches, &writer);
     writer.finish();
@@ -66,7 +81,8 @@ int execute(const RunOptions& o) {
     std::printf("kernel   %s\nworkload %s\n\n", kernel.label().c_str(), workload.to_string().c_str());
     std::fputs(sim::format_result(result, device).c_str(), stdout);
     if (!o.trace_file.empty())
-      std::printf("trace    %s (open in https://ui.perfetto.dev)\n", o.trace_file.c_str());
+      std::printf("trace    %s (%.1f MB; open in https://ui.perfetto.dev)\n", o.trace_file.c_str(),
+                  static_cast<double>(std::filesystem::file_size(o.trace_file)) / 1e6);
   }
   return result.ok ? 0 : 1;
 }
@@ -101,7 +117,7 @@ void add_run(CLI::App& sim, Action& action) {
       "  # chunked prefill: 4 sequences, 2048-token context + 512 new tokens, GQA 32/8\n"
       "  pao sim run -k prefix --num-seqs 4 --seq-len 2560 --query-len 512 --num-heads 32 --num-kv-heads 8\n"
       "  # the host-loop fallback, and a trace to look at\n"
-      "  pao sim run -k fallback --seq-len 16384 --trace fallback.json\n"
+      "  pao sim run -k fallback --seq-len 16384 --trace fallback.json --trace-max-ctas 100000\n"
       "  pao sim run -k v2 --seq-lens 100,5000,30000 --json\n"
       "\nexit status: 0 ok, 1 a kernel does not fit on the device, 2 bad input.");
   cmd->callback([opts, &action] { action = [opts] { return execute(*opts); }; });

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -15,6 +16,25 @@ namespace pao::cli::sim_commands {
 using Action = std::function<int()>;
 
 namespace {
+
+/// The base workload, with the fields the sweep varies shown as swept instead of their base value
+/// ("seqs=8 heads=32/8 hs=128 bs=16 len=swept f16").
+std::string workload_header(const sim::SweepSpec& spec) {
+  std::string text = spec.base.to_string();
+  const std::pair<const char*, const char*> keys[] = {
+      {"num-seqs", "seqs="}, {"num-heads", "heads="}, {"num-kv-heads", "heads="}, {"head-size", "hs="},
+      {"block-size", "bs="}, {"seq-len", "len="},     {"max-seq-len", "len="},    {"query-len", "qlen="}};
+  for (const auto& axis : spec.axes)
+    for (const auto& [name, key] : keys) {
+      if (axis.name != name) continue;
+      const auto at = text.find(key);
+      if (at == std::string::npos) continue;
+      const auto end = text.find(' ', at);
+      text.replace(at + std::strlen(key),
+                   (end == std::string::npos ? text.size() : end) - at - std::strlen(key), "swept");
+    }
+  return text;
+}
 
 struct SweepOptions {
   sim::DeviceOptions device;
@@ -66,7 +86,7 @@ int execute(const SweepOptions& o) {
   // The table: one row per axis combination, one column per kernel.
   const std::size_t nk = spec.kernels.size();
   if (!o.quiet) {
-    std::printf("device %s\nworkload %s\n\n", spec.device.name.c_str(), spec.base.to_string().c_str());
+    std::printf("device %s\nworkload %s\n\n", spec.device.name.c_str(), workload_header(spec).c_str());
     std::string header;
     for (const auto& a : spec.axes) header += a.name + " ";
     std::printf("%-34s", header.c_str());

@@ -98,7 +98,7 @@ std::string sci(double v) {
 MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, const golden::GoldenTensors& g,
                              const fs::path& golden_path, const Tensor& clean, const OracleError& oracle,
                              const std::vector<double>& exact, const diff::DiffOptions& diff_options,
-                             const fs::path& scratch) {
+                             const fs::path& scratch, bool out_only) {
   MutationOutcome o;
   o.mutation = mutation.name;
   o.kind = mutation.kind;
@@ -121,7 +121,8 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
       }
     }
     NamedTensorViews views;
-    for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
+    for (const auto& [name, t] : outputs)
+      if (!out_only || name == "out") views.emplace_back(name, t.view());
     const fs::path vendor_path = scratch / (c.id + "." + mutation.name + ".safetensors");
     write_safetensors(vendor_path, views);
     const diff::CaseReport r = diff::diff_case(golden_path, vendor_path, diff_options);
@@ -170,7 +171,7 @@ std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const 
     for (std::size_t k = 0; k < selected.size(); ++k) {
       try {
         a.outcomes[k] = run_mutation(*selected[k], c, g, golden_path, clean, oracle, exact, diff_options,
-                                     options.scratch);
+                                     options.scratch, options.out_only);
       } catch (...) {
         errors[k] = std::current_exception();
       }

@@ -334,6 +334,7 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
         lambda *= 4;
       }
     }
+    if (o.on_iteration) o.on_iteration(it + 1, cost, improved);
     if (!improved) break;
   }
 

@@ -44,6 +44,7 @@ std::string dtype_class(const cases::Case& c);
 struct AuditOptions {
   std::vector<std::string> mutations;  // empty: every mutation
   diff::DiffOptions diff;
+  bool out_only = false;          // vendors hand over `out` only (no V2 partials): the harder test
   std::filesystem::path scratch;  // goldens and vendor files go here (removed per case)
   std::function<void(std::size_t done, std::size_t total, const CaseAudit&)> on_case;
 };

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct CalibrationOptions {
   double holdout_fraction = 0.25;  // of the groups; every k-th group, deterministic
   int max_iterations = 30;
   int threads = 0;
+  /// Called after every Levenberg-Marquardt iteration: its number, the cost (sum of squared log
+  /// errors on the training rows) and whether the step improved it. For progress output.
+  std::function<void(int iteration, double cost, bool improved)> on_iteration;
 };
 
 struct CalibrationResult {
