@@ -37,10 +37,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }  // namespace
 
 int run_audit(int argc, char** argv) {
-  std::string mutation_list;
-  for (const auto& m : audit::mutations())
-    mutation_list += "  " + m.name + std::string(m.name.size() < 30 ? 30 - m.name.size() : 1, ' ') +
-                     (m.kind == audit::MutationKind::bug ? "bug    " : "legit  ") + m.description + "\n";
+  const std::string mutation_list = audit::mutation_table();
   CLI::App app{
       "Measures what pao diff catches: every mutation (a bug kernels really have, or a legitimate\n"
       "implementation) is computed for real on every case of a suite and diffed under the default rule\n"

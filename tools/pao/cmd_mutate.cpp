@@ -40,10 +40,7 @@ std::vector<std::pair<std::string, Tensor>> oracle_vendor(const golden::GoldenTe
 }  // namespace
 
 int run_mutate(int argc, char** argv) {
-  std::string bugs;
-  for (const auto& m : audit::mutations())
-    bugs += "  " + m.name + std::string(m.name.size() < 30 ? 30 - m.name.size() : 1, ' ') +
-            (m.kind == audit::MutationKind::bug ? "bug    " : "legit  ") + m.description + "\n";
+  const std::string bugs = audit::mutation_table();
   CLI::App app{
       "Writes vendor-style outputs for every golden of a folder, under vLLM's names (decode: out, tmp_out,\n"
       "max_logits, exp_sums; prefix: out): the oracle's own kernel precision (--bug none), or a kernel with\n"

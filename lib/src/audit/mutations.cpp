@@ -145,6 +145,14 @@ const std::vector<Mutation>& mutations() {
   return m;
 }
 
+std::string mutation_table() {
+  std::string table;
+  for (const auto& m : mutations())
+    table += "  " + m.name + std::string(m.name.size() < 30 ? 30 - m.name.size() : 1, ' ') +
+             (m.kind == MutationKind::bug ? "bug    " : "legit  ") + m.description + "\n";
+  return table;
+}
+
 const Mutation& find_mutation(std::string_view name) {
   for (const auto& m : mutations())
     if (m.name == name) return m;

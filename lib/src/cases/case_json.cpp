@@ -10,6 +10,7 @@
 #include "pao/cases/case.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/random.hpp"
+#include "pao/core/suggest.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::cases {
@@ -61,21 +62,6 @@ const std::vector<std::string_view> kPrefixOnly = {"query_lens",   "block_m",   
 /// The seq_lens drawn for a case that gives only max_seq_len come from their own stream, so that
 /// they never shift the values make_decode_case / make_prefix_case draw from the seed.
 constexpr std::uint64_t kLengthStream = 0x6c656e73;  // "lens"
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
 
 bool try_parse_kv_cache_dtype(std::string_view text, KVCacheDType& out) {
   if (text == "auto") {
@@ -175,12 +161,7 @@ class Fields {
 void check_field_names(const json& j, std::string_view source, CaseKernel kernel) {
   for (const auto& [key, value] : j.items()) {
     if (!contains(kFields, key)) {
-      std::string best;
-      std::size_t best_distance = 3;  // suggest only close matches
-      for (auto f : kFields) {
-        const std::size_t d = edit_distance(key, f);
-        if (d < best_distance) best_distance = d, best = f;
-      }
+      const std::string best = closest_name(key, std::vector<std::string>(kFields.begin(), kFields.end()), 2);
       std::ostringstream known;
       for (std::size_t i = 0; i < kFields.size(); ++i) known << (i ? ", " : "") << kFields[i];
       fail("case ", source, ": unknown field '", key, "'",

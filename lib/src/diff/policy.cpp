@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "pao/core/error.hpp"
+#include "pao/core/suggest.hpp"
 
 namespace pao::diff {
 

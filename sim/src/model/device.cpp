@@ -15,25 +15,10 @@
 
 #include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/suggest.hpp"
 
 namespace pao::sim {
 namespace {
-
-/// Levenshtein distance, for did-you-mean suggestions.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 using Member = std::variant<std::int64_t Device::*, double Device::*>;
 
@@ -262,14 +247,10 @@ Device load_device(std::string_view name_or_path) {
   if (!is_path) {
     path = std::filesystem::path(data_dir()) / "devices" / (arg + ".json");
     if (!std::filesystem::exists(path)) {
-      std::string known, closest;
-      std::size_t best = 4;  // suggest a name at most 3 edits away
-      for (const auto& n : known_device_names()) {
-        known += (known.empty() ? "" : ", ") + n;
-        const std::size_t d = edit_distance(arg, n);
-        if (d < best) best = d, closest = n;
-      }
-      fail("unknown device '", arg, "'", closest.empty() ? "" : " (did you mean " + closest + "?)",
+      const auto names = known_device_names();
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      fail("unknown device '", arg, "'", did_you_mean(arg, names),
            "; known: ", known.empty() ? "none found" : known, " in ", data_dir().string(),
            "/devices; or pass a path to a descriptor .json");
     }

@@ -26,6 +26,8 @@ struct Mutation {
 
 /// Every mutation, the bugs first, in a fixed order.
 const std::vector<Mutation>& mutations();
+/// One line per mutation, "  name   bug    description", for --help texts.
+std::string mutation_table();
 /// Throws pao::Error listing the names when `name` is not one.
 const Mutation& find_mutation(std::string_view name);
 
