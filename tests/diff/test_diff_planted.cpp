@@ -27,6 +27,13 @@ namespace {
 
 using TempDir = test::TempDir;
 
+/// DiffOptions with --reduce.
+DiffOptions with_reduce() {
+  DiffOptions o;
+  o.reduce = true;
+  return o;
+}
+
 // 3 sequences of 3, 2 and 4 partitions of 64 tokens; 4 query heads on 2 KV heads.
 const char* kCase = R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "block_size": 16, "dtype": "f16",
                         "partition_size": 64, "seq_lens": [150, 70, 230], "seed": 7})";
@@ -66,7 +73,7 @@ TEST_CASE("a correct vendor (the oracle's kernel precision) passes") {
                                {"tmp_out", f.g.find("v2.tmp_out")->view()},  // vLLM's names work too
                                {"max_logits", f.g.find("v2.max_logits")->view()},
                                {"exp_sums", f.g.find("v2.exp_sums")->view()}},
-                              DiffOptions{true, {}});
+                              with_reduce());
   CHECK(r.passed());
   CHECK(r.tensors.size() == 7);  // six outputs and the oracle's reduce of the partials
   CHECK(r.passed_count() == 7);
@@ -91,7 +98,7 @@ TEST_CASE("a scaled partition of tmp_out: whole-partition at that partition") {
                                {"v2.max_logits", f.g.find("v2.max_logits")->view()},
                                {"v2.exp_sums", f.g.find("v2.exp_sums")->view()},
                                {"v2.out", f.g.find("v2.out")->view()}},
-                              DiffOptions{true, {}});
+                              with_reduce());
   const TensorReport& t = tensor(r, "v2.tmp_out");
   CHECK_FALSE(t.passed);
   CHECK(t.verdict.pattern == Pattern::whole_partition);
@@ -116,7 +123,7 @@ TEST_CASE("good partials and a bad v2.out: a reduce-kernel bug") {
                                {"v2.max_logits", f.g.find("v2.max_logits")->view()},
                                {"v2.exp_sums", f.g.find("v2.exp_sums")->view()},
                                {"v2.out", out}},
-                              DiffOptions{true, {}});
+                              with_reduce());
   CHECK_FALSE(tensor(r, "v2.out").passed);
   CHECK(tensor(r, "v2.out").mismatched == 1);
   CHECK(tensor(r, kReduceName).passed);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -22,6 +23,13 @@ namespace fs = std::filesystem;
 namespace {
 
 using TempDir = test::TempDir;
+
+/// DiffOptions with one --policy.
+DiffOptions with_policy(PolicyOverride policy) {
+  DiffOptions o;
+  o.overrides.push_back(std::move(policy));
+  return o;
+}
 
 cases::Case small(int seed) {
   return cases::parse_case(R"({"num_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 16,
@@ -179,7 +187,7 @@ TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its 
   // The partials are judged against the exact V2's, recomputed from the golden's inputs.
   write_safetensors(dir.path() / "tmp.safetensors", {{"v2.tmp_out", g.find("v2.tmp_out")->view()}});
   const CaseReport partial = diff_case(dir.path() / "g.safetensors", dir.path() / "tmp.safetensors",
-                                       DiffOptions{false, {parse_policy_override("v2.tmp_out:k=2")}});
+                                       with_policy(parse_policy_override("v2.tmp_out:k=2")));
   REQUIRE(partial.tensors.size() == 1);
   CHECK(partial.tensors[0].passed);
   CHECK(partial.tensors[0].reference.find("exact V2") != std::string::npos);
@@ -203,6 +211,51 @@ TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its 
   CHECK(npy.cases[0].notes.at(0).find("ACTUAL's dtype is f32") != std::string::npos);
   // nmse on request.
   const CaseReport n = diff_case(dir.path() / "g.safetensors", dir.path() / "shape.safetensors",
-                                 DiffOptions{false, {parse_policy_override("out:nmse=1e-3")}});
+                                 with_policy(parse_policy_override("out:nmse=1e-3")));
   CHECK(n.tensors[0].policy.rule == Rule::nmse);
+}
+
+TEST_CASE("part of a suite: --cases, --allow-missing, and a vendor's <id>.error") {
+  TempDir dir;
+  golden::GoldenRunOptions o;
+  o.out_dir = dir.path() / "goldens";
+  const auto c1 = cases::parse_case(
+      R"({"id": "d1", "num_heads": 2, "head_size": 32, "dtype": "f16", "seq_lens": [9]})", "1");
+  const auto c2 = cases::parse_case(
+      R"({"id": "d2", "num_heads": 2, "head_size": 32, "dtype": "f16", "seq_lens": [40]})", "2");
+  const auto c3 =
+      cases::parse_case(R"({"id": "p3", "kernel": "prefix", "num_heads": 2, "head_size": 32, "dtype": "f16",
+                                        "query_lens": [3], "seq_lens": [9]})",
+                        "3");
+  REQUIRE(golden::run_golden({c1, c2, c3}, o).written == 3);
+  const fs::path vendor = dir.path() / "vendor";
+  fs::create_directories(vendor);
+  {
+    const golden::GoldenTensors g = golden::make_golden(c1);
+    write_safetensors(vendor / "d1.safetensors", {{"out", g.find("v2.out")->view()}});
+  }
+  { std::ofstream(vendor / "d2.error") << "head_size 32 unsupported\n"; }
+
+  DiffOptions only_decode;
+  only_decode.cases_glob = "d*";
+  DiffReport r = diff_paths(o.out_dir, vendor, only_decode);
+  REQUIRE(r.cases.size() == 2);  // p3 is not asked about
+  CHECK(r.cases[0].passed());
+  CHECK(r.cases[1].error == "the vendor could not run this case (d2.error): head_size 32 unsupported");
+  CHECK(r.failed() == 1);
+
+  DiffOptions missing;
+  missing.allow_missing = true;
+  r = diff_paths(o.out_dir, vendor, missing);
+  REQUIRE(r.cases.size() == 3);
+  CHECK(r.cases[2].not_run);
+  CHECK(r.not_run() == 1);
+  CHECK(r.failed() == 1);  // d2's error still fails: the vendor could not run it
+  CHECK(render_text(r, {}).find("p3  NOT RUN") != std::string::npos);
+  CHECK(render_json(r).find("\"not_run\": 1") != std::string::npos);
+
+  DiffOptions none;
+  none.cases_glob = "x*";
+  CHECK_THROWS_WITH_AS(diff_paths(o.out_dir, vendor, none), doctest::Contains("matches none of the 3 cases"),
+                       Error);
 }

@@ -53,7 +53,13 @@ int run_diff(int argc, char** argv) {
   app.add_option(
       "--policy", policies,
       "NAME:key=value[,...] per tensor (NAME or *): rule=flash|elementwise|nmse, k, floor, atol, rtol, nmse");
-  bool allow_dtype_mismatch = false;
+  bool allow_dtype_mismatch = false, allow_missing = false;
+  std::string cases_glob;
+  app.add_option("--cases", cases_glob,
+                 "folders of cases: only the case ids matching this glob, e.g. 'decode-*-bf16-*'");
+  app.add_flag("--allow-missing", allow_missing,
+               "a case ACTUAL has no outputs for is 'not run' (neither passed nor failed); a vendor's "
+               "<id>.error file is shown as its reason");
   app.add_flag("--allow-dtype-mismatch", allow_dtype_mismatch,
                "compare a vendor tensor of another dtype than the golden's by value (default: it fails)");
   app.add_flag("--verbose,-v", verbose, "details for passing tensors too");
@@ -64,14 +70,18 @@ int run_diff(int argc, char** argv) {
   diff::DiffOptions options;
   options.reduce = reduce;
   options.allow_dtype_mismatch = allow_dtype_mismatch;
+  options.allow_missing = allow_missing;
+  options.cases_glob = cases_glob;
   for (const auto& p : policies) options.overrides.push_back(diff::parse_policy_override(p));
   const diff::DiffReport report = diff::diff_paths(golden, actual, options);
 
   if (!json_path.empty()) write_text_file(json_path, diff::render_json(report));
   if (!junit_path.empty()) write_text_file(junit_path, diff::render_junit(report));
   if (quiet) {
-    std::printf("%lld passed, %lld failed\n", static_cast<long long>(report.passed()),
+    std::printf("%lld passed, %lld failed", static_cast<long long>(report.passed()),
                 static_cast<long long>(report.failed()));
+    if (report.not_run() > 0) std::printf(", %lld case(s) not run", static_cast<long long>(report.not_run()));
+    std::printf("\n");
   } else {
     diff::TextOptions text;
     text.verbose = verbose;

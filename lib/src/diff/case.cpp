@@ -218,6 +218,7 @@ std::int64_t CaseReport::passed_count() const {
 }
 
 std::int64_t CaseReport::failed_count() const {
+  if (not_run) return 0;
   if (!error.empty()) return 1;
   return std::count_if(tensors.begin(), tensors.end(), [](const TensorReport& t) { return !t.passed; });
 }
@@ -232,6 +233,10 @@ std::int64_t DiffReport::failed() const {
   std::int64_t n = 0;
   for (const auto& c : cases) n += c.failed_count();
   return n;
+}
+
+std::int64_t DiffReport::not_run() const {
+  return std::count_if(cases.begin(), cases.end(), [](const CaseReport& c) { return c.not_run; });
 }
 
 CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, const DiffOptions& options) {

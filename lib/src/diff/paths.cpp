@@ -1,5 +1,9 @@
 // Matching goldens with ACTUALs: files, folders with a manifest, folders without (pao/diff/diff.hpp).
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -27,6 +31,17 @@ std::optional<fs::path> find_actual(const fs::path& dir, const GoldenRef& ref) {
   return std::nullopt;
 }
 
+/// The vendor's own message for a case it could not run: ACTUAL/<id>.error, if there is one.
+std::optional<std::string> vendor_error(const fs::path& dir, const std::string& id) {
+  const fs::path file = dir / (id + ".error");
+  if (!fs::is_regular_file(file)) return std::nullopt;
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+  if (text.size() > 2000) text = text.substr(0, 2000) + " [...]";
+  return text;
+}
+
 CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const DiffOptions& options,
                     std::set<fs::path>& used) {
   const auto actual = find_actual(actual_dir, ref);
@@ -35,8 +50,15 @@ CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const Diff
     rep.case_id = ref.id;
     rep.golden = ref.path;
     rep.actual = actual_dir;
-    rep.error = "no outputs for this case in " + actual_dir.string() + " (looked for " + ref.id +
-                ".safetensors and " + ref.id + "/)";
+    if (const auto message = vendor_error(actual_dir, ref.id)) {
+      used.insert(fs::weakly_canonical(actual_dir / (ref.id + ".error")));
+      rep.error = "the vendor could not run this case (" + ref.id + ".error): " + *message;
+    } else if (options.allow_missing) {
+      rep.not_run = true;
+    } else {
+      rep.error = "no outputs for this case in " + actual_dir.string() + " (looked for " + ref.id +
+                  ".safetensors and " + ref.id + "/; --allow-missing reports such cases as not run)";
+    }
     return rep;
   }
   used.insert(fs::weakly_canonical(*actual));
@@ -92,16 +114,33 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
           " is a folder of cases, so ACTUAL must be a folder too");
   std::set<fs::path> used;
   std::set<std::string> ids;
-  const golden::GoldenFolder folder = golden::list_goldens(golden);
+  golden::GoldenFolder folder = golden::list_goldens(golden);
+  if (!options.cases_glob.empty()) {
+    std::vector<GoldenRef> selected;
+    for (const auto& ref : folder.cases)
+      if (::fnmatch(options.cases_glob.c_str(), ref.id.c_str(), 0) == 0) selected.push_back(ref);
+    if (selected.empty()) {
+      std::string some;
+      for (std::size_t i = 0; i < folder.cases.size() && i < 3; ++i)
+        some += (i ? ", " : "") + folder.cases[i].id;
+      fail("--cases ", options.cases_glob, ": matches none of the ", folder.cases.size(), " cases of ",
+           golden.string(), " (e.g. ", some, ")");
+    }
+    folder.cases = std::move(selected);
+  }
   // Every golden is checked against its manifest before any is compared: a damaged suite is
   // refused whole (exit 2), not half-diffed.
   if (folder.manifest)
-    for (const auto& e : folder.manifest->entries) golden::require_golden_hash(golden, *folder.manifest, e);
+    for (const auto& ref : folder.cases)
+      if (const golden::ManifestEntry* e = folder.manifest->find(ref.id))
+        golden::require_golden_hash(golden, *folder.manifest, *e);
   for (const auto& ref : folder.cases) {
     ids.insert(ref.id);
     report.cases.push_back(diff_one(ref, actual, options, used));
   }
+  // With --cases, the rest of ACTUAL belongs to cases not asked about: no notes for it.
   for (const auto& entry : fs::directory_iterator(actual)) {
+    if (!options.cases_glob.empty()) break;
     const fs::path& p = entry.path();
     const bool candidate =
         (entry.is_regular_file() && p.extension() == ".safetensors") || entry.is_directory();

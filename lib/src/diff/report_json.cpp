@@ -115,12 +115,13 @@ std::string render_json(const DiffReport& report) {
   j["pao_version"] = PAO_VERSION;
   j["passed"] = report.passed();
   j["failed"] = report.failed();
+  j["not_run"] = report.not_run();
   j["cases"] = ojson::array();
   j["tensors"] = ojson::array();
   for (const auto& c : report.cases) {
     ojson cj;
     cj["case_id"] = c.case_id;
-    cj["status"] = c.passed() ? "PASS" : "FAIL";
+    cj["status"] = c.not_run ? "NOT RUN" : c.passed() ? "PASS" : "FAIL";
     cj["description"] = c.description;
     cj["golden"] = c.golden.string();
     cj["actual"] = c.actual.string();

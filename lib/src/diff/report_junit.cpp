@@ -59,6 +59,13 @@ std::string render_junit(const DiffReport& report) {
   os << "<testsuites name=\"pao diff\" tests=\"" << report.passed() + report.failed() << "\" failures=\""
      << report.failed() << "\">\n";
   for (const auto& c : report.cases) {
+    if (c.not_run) {
+      os << "  <testsuite name=\"" << xml(c.case_id) << "\" tests=\"1\" failures=\"0\" skipped=\"1\">\n"
+         << "    <testcase classname=\"" << xml(c.case_id)
+         << "\" name=\"case\"><skipped message=\"not run\"/></testcase>\n"
+         << "  </testsuite>\n";
+      continue;
+    }
     const std::int64_t tests = c.error.empty() ? static_cast<std::int64_t>(c.tensors.size()) : 1;
     os << "  <testsuite name=\"" << xml(c.case_id) << "\" tests=\"" << tests << "\" failures=\""
        << c.failed_count() << "\">\n";

@@ -129,6 +129,11 @@ void tensor_text(std::ostringstream& os, const TensorReport& t, const TextOption
 std::string render_text(const DiffReport& report, const TextOptions& options) {
   std::ostringstream os;
   for (const auto& c : report.cases) {
+    if (c.not_run) {
+      os << "case " << c.case_id << "  NOT RUN (no outputs in " << c.actual.string()
+         << "; --allow-missing)\n\n";
+      continue;
+    }
     os << "case " << c.case_id << (c.passed() ? "  PASS" : "  FAIL") << "\n";
     if (!c.description.empty()) os << "  " << c.description << "\n";
     os << "  golden " << c.golden.string() << "\n  actual " << c.actual.string() << "\n";
@@ -141,10 +146,14 @@ std::string render_text(const DiffReport& report, const TextOptions& options) {
   for (const auto& n : report.notes) os << "note: " << n << "\n";
   if (report.cases.size() > 1) {
     std::size_t passed_cases = 0;
-    for (const auto& c : report.cases) passed_cases += c.passed();
-    os << "cases: " << passed_cases << " of " << report.cases.size() << " pass\n";
+    for (const auto& c : report.cases) passed_cases += c.passed() && !c.not_run;
+    os << "cases: " << passed_cases << " of " << report.cases.size() << " pass";
+    if (report.not_run() > 0) os << ", " << report.not_run() << " not run";
+    os << "\n";
   }
-  os << report.passed() << " passed, " << report.failed() << " failed\n";
+  os << report.passed() << " passed, " << report.failed() << " failed";
+  if (report.not_run() > 0) os << ", " << report.not_run() << " case(s) not run";
+  os << "\n";
   return os.str();
 }
 

@@ -27,6 +27,11 @@ struct DiffOptions {
   /// A vendor tensor whose dtype differs from the golden's fails, unless this is set (then its
   /// values are compared and a note says so).
   bool allow_dtype_mismatch = false;
+  /// Folders of cases: diff only the cases whose id matches this shell glob ("decode-*-bf16-*").
+  std::string cases_glob;
+  /// Folders of cases: a case ACTUAL has no outputs for is "not run" (neither passed nor failed)
+  /// instead of a failure.
+  bool allow_missing = false;
 };
 
 /// The name the oracle's reduce of the vendor's partials is reported under (and the name
@@ -41,9 +46,10 @@ struct CaseReport {
   std::vector<std::string> notes;  // ignored tensors, dtype differences, --reduce remarks
   std::string reduce_verdict;      // with --reduce
   std::string error;               // the case could not be diffed (no ACTUAL for it, ...): it fails
+  bool not_run = false;            // --allow-missing: ACTUAL has no outputs for it (not counted)
 
   std::int64_t passed_count() const;
-  std::int64_t failed_count() const;  // failing tensors, or 1 for a case with an error
+  std::int64_t failed_count() const;  // failing tensors, or 1 for a case with an error (0 if not run)
   bool passed() const { return failed_count() == 0; }
 };
 
@@ -52,6 +58,7 @@ struct DiffReport {
   std::vector<std::string> notes;  // e.g. ACTUAL files that match no golden
   std::int64_t passed() const;
   std::int64_t failed() const;
+  std::int64_t not_run() const;  // cases
 };
 
 /// The canonical output name of a tensor name in ACTUAL, or "" if it is not an output.
@@ -66,7 +73,9 @@ CaseReport diff_case(const std::filesystem::path& golden, const std::filesystem:
 /// <id>.safetensors files and npy folders); each case's ACTUAL is found in the ACTUAL folder as
 /// <id>.safetensors, <id>/ or the golden's own file name. A golden file against an ACTUAL folder
 /// looks its case up the same way. Per-case problems (no ACTUAL, unreadable ACTUAL) become failing
-/// cases; a bad GOLDEN throws pao::Error.
+/// cases — with the vendor's own message when ACTUAL holds `<id>.error` (a text file: the kernel
+/// could not run the case) — and, with allow_missing, cases without outputs are "not run". A bad
+/// GOLDEN, or a cases_glob that matches no case, throws pao::Error.
 DiffReport diff_paths(const std::filesystem::path& golden, const std::filesystem::path& actual,
                       const DiffOptions& options);
 
