@@ -16,24 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// A golden file or npy folder given alone: its folder's manifest entry, if any, gives the hash.
-golden::GoldenFolder folder_of_one(const fs::path& path) {
-  golden::GoldenFolder folder;
-  folder.dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  std::string id = path.filename().string();
-  if (const auto ref = golden::manifest_entry_of(path)) {
-    folder.manifest = ref->manifest;
-    id = ref->entry.id;
-  } else {
-    const auto file = golden::TensorFile::open(path);
-    const auto it = file.metadata().find("case_id");
-    require(it != file.metadata().end(), path.string(), ": not a pao golden (no case_id in its metadata)");
-    id = it->second;
-  }
-  folder.cases.push_back({id, path});
-  return folder;
-}
-
 void print_check(const golden::GoldenCheck& c, bool quiet) {
   if (c.ok()) {
     if (quiet) return;
@@ -82,7 +64,7 @@ int run_verify(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   require(fs::exists(golden), golden, ": no such file or folder");
   const bool one = fs::is_regular_file(golden) || fs::exists(fs::path(golden) / "meta.json");
-  const golden::GoldenFolder folder = one ? folder_of_one(golden) : golden::list_goldens(golden);
+  const golden::GoldenFolder folder = one ? golden::golden_of_one(golden) : golden::list_goldens(golden);
   std::int64_t sound = 0, unsound = 0;
   for (const auto& ref : folder.cases) {
     const golden::GoldenCheck c = golden::verify_golden(folder, ref, recompute);

@@ -101,12 +101,8 @@ class Mutant {
     const PagedCacheLayout& layout = key ? key_layout_ : value_layout_;
     const std::int64_t block = physical_block(s, t / c_.block_size);
     const bool fp8 = is_fp8(cache_dtype_);
-    float scale = 1.0f;
-    if (fp8 && !(key ? o_.bug == Bug::k_scale_ignored : o_.bug == Bug::v_scale_ignored)) {
-      const auto& per_head = key ? c_.k_head_scales : c_.v_head_scales;
-      scale = static_cast<float>(per_head.empty() ? (key ? c_.k_scale : c_.v_scale)
-                                                  : per_head[static_cast<std::size_t>(g)]);
-    }
+    const bool ignored = key ? o_.bug == Bug::k_scale_ignored : o_.bug == Bug::v_scale_ignored;
+    const float scale = ignored ? 1.0f : c_.kv_scale(key ? CacheTensor::key : CacheTensor::value, g);
     for (std::int32_t d = 0; d < D_; ++d) {
       const float v = data[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))];
       out[d] = fp8 ? round_act(v * scale) : v;
@@ -221,8 +217,8 @@ class Mutant {
   }
 
   std::vector<std::pair<std::string, Tensor>> prefix() {
-    first_row_.assign(1, 0);
-    for (std::int32_t q : c_.query_lens) first_row_.push_back(first_row_.back() + q);
+    const auto start = c_.query_start_locs();
+    first_row_.assign(start.begin(), start.end());
     Tensor out(dtype_, {c_.num_tokens(), c_.num_heads, D_});
     std::vector<float> row(static_cast<std::size_t>(D_)), acc(static_cast<std::size_t>(D_));
     for (std::int32_t s = 0; s < c_.num_seqs; ++s) {

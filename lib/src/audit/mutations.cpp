@@ -5,6 +5,7 @@
 
 #include "pao/cases/case_tensors.hpp"
 #include "pao/core/error.hpp"
+#include "pao/golden/reader.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::audit {
@@ -85,11 +86,6 @@ bool scale_not_one(double scale, const std::vector<double>& per_head) {
   return std::any_of(per_head.begin(), per_head.end(), [](double s) { return s != 1.0; });
 }
 
-Tensor copy(const golden::GoldenTensors& g, const char* name) {
-  const Tensor* t = g.find(name);
-  return t ? Tensor::copy_of(t->view()) : Tensor();
-}
-
 /// pao's own kernels on the golden's inputs, with one field of the case changed.
 std::vector<std::pair<std::string, Tensor>> oracle_outputs(const std::string& name, Case c,
                                                            const golden::GoldenTensors& g) {
@@ -97,13 +93,8 @@ std::vector<std::pair<std::string, Tensor>> oracle_outputs(const std::string& na
   if (name == "other_reduction_order") config = {64, 256};
   if (c.kernel == CaseKernel::decode) {
     if (name == "other_partition_size") c.partition_size *= 2;
-    const cases::DecodeCase dc{c,
-                               copy(g, "query"),
-                               copy(g, "key_cache"),
-                               copy(g, "value_cache"),
-                               copy(g, "block_tables"),
-                               copy(g, "seq_lens"),
-                               copy(g, "alibi_slopes")};
+    cases::DecodeCase dc = golden::decode_case_of(g);
+    dc.spec = c;
     DecodeOutputs o = paged_attention_v2(dc.args(), Precision::kernel, config);
     std::vector<std::pair<std::string, Tensor>> r;
     r.emplace_back("out", std::move(o.out));
@@ -118,17 +109,8 @@ std::vector<std::pair<std::string, Tensor>> oracle_outputs(const std::string& na
     c.block_m = std::max(16, c.block_m / 2);
     c.block_n = std::max(16, c.block_n / 2);
   }
-  cases::PrefixCase pc;
+  cases::PrefixCase pc = golden::prefix_case_of(g);
   pc.spec = c;
-  pc.query = copy(g, "query");
-  pc.key = copy(g, "key");
-  pc.value = copy(g, "value");
-  pc.key_cache = copy(g, "key_cache");
-  pc.value_cache = copy(g, "value_cache");
-  pc.block_tables = copy(g, "block_tables");
-  pc.seq_lens = copy(g, "seq_lens");
-  pc.query_start_loc = copy(g, "query_start_loc");
-  pc.alibi_slopes = copy(g, "alibi_slopes");
   std::vector<std::pair<std::string, Tensor>> r;
   r.emplace_back("out", prefix_attention(pc.args(), Precision::kernel, config).out);
   return r;

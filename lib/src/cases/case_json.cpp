@@ -521,6 +521,22 @@ std::int32_t Case::num_tokens() const {
   return n;
 }
 
+std::vector<std::int32_t> Case::query_start_locs() const {
+  std::vector<std::int32_t> start(static_cast<std::size_t>(num_seqs) + 1, 0);
+  for (std::int32_t s = 0; s < num_seqs; ++s)
+    start[static_cast<std::size_t>(s) + 1] =
+        start[static_cast<std::size_t>(s)] +
+        (kernel == CaseKernel::decode ? 1 : query_lens[static_cast<std::size_t>(s)]);
+  return start;
+}
+
+float Case::kv_scale(CacheTensor tensor, std::int32_t kv_head) const {
+  if (!is_fp8(cache_storage_dtype())) return 1.0f;
+  const auto& per_head = tensor == CacheTensor::key ? k_head_scales : v_head_scales;
+  const double scale = tensor == CacheTensor::key ? k_scale : v_scale;
+  return static_cast<float>(per_head.empty() ? scale : per_head[static_cast<std::size_t>(kv_head)]);
+}
+
 std::vector<std::int32_t> draw_seq_lens(std::int32_t num_seqs, std::int32_t max_seq_len, std::uint64_t seed,
                                         const std::vector<std::int32_t>& query_lens) {
   // vLLM's test_paged_attention: lengths uniform in [1, MAX_SEQ_LEN], the last one = MAX_SEQ_LEN.

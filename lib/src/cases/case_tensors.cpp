@@ -146,14 +146,6 @@ Tensor i32_tensor(const std::vector<std::int32_t>& v) {
   return t;
 }
 
-/// fp8 caches store value / scale; others store the value.
-double store_scale(const Case& c, const std::vector<double>& head_scales, double tensor_scale,
-                   std::int32_t h) {
-  if (!is_fp8(c.cache_storage_dtype())) return 1.0;
-  // As the kernels receive them: f32.
-  return static_cast<float>(head_scales.empty() ? tensor_scale : head_scales[static_cast<std::size_t>(h)]);
-}
-
 }  // namespace
 
 std::vector<float> alibi_slopes_for(std::int32_t num_heads) {
@@ -242,8 +234,9 @@ DecodeCase make_decode_case(const Case& spec) {
     const std::int32_t len = spec.seq_lens[static_cast<std::size_t>(s)];
     const std::int32_t dominant = draw.dominant(len);
     for (std::int32_t h = 0; h < nkv; ++h) {
-      const double ks = store_scale(spec, spec.k_head_scales, spec.k_scale, h);
-      const double vs = store_scale(spec, spec.v_head_scales, spec.v_scale, h);
+      // fp8 caches store value / scale; others store the value.
+      const double ks = spec.kv_scale(CacheTensor::key, h);
+      const double vs = spec.kv_scale(CacheTensor::value, h);
       for (auto& v : shared_row) v = draw.qk();
       for (std::int32_t t = 0; t < len; ++t) {
         const std::int64_t b = pool.slot_of(s, t, bs) / bs;
@@ -274,10 +267,7 @@ PrefixCase make_prefix_case(const Case& spec) {
   const std::int32_t bs = spec.block_size, hs = spec.head_size, nkv = spec.num_kv_heads, H = spec.num_heads;
   const std::int32_t G = H / nkv;
   const std::int32_t T = spec.num_tokens();
-  std::vector<std::int32_t> start(static_cast<std::size_t>(num_seqs) + 1, 0);
-  for (std::int32_t s = 0; s < num_seqs; ++s)
-    start[static_cast<std::size_t>(s) + 1] =
-        start[static_cast<std::size_t>(s)] + spec.query_lens[static_cast<std::size_t>(s)];
+  const std::vector<std::int32_t> start = spec.query_start_locs();
   PagedPool pool = make_pool(spec, rng);
   c.seq_lens = i32_tensor(spec.seq_lens);
   c.query_start_loc = i32_tensor(start);

@@ -89,14 +89,8 @@ class GoldenView {
   const std::vector<double>& exact_partial(const std::string& name, const cases::Case& c) {
     if (exact_partials_.empty()) exact_partials_ = last_exact_partials(c);
     if (exact_partials_.empty()) {
-      cases::DecodeCase dc;
+      cases::DecodeCase dc = golden::decode_case_of(golden::read_golden(file_));
       dc.spec = c;
-      dc.query = file_.read("query");
-      dc.key_cache = file_.read("key_cache");
-      dc.value_cache = file_.read("value_cache");
-      dc.block_tables = file_.read("block_tables");
-      dc.seq_lens = file_.read("seq_lens");
-      if (c.alibi) dc.alibi_slopes = file_.read("alibi_slopes");
       const DecodeOutputs o = paged_attention_v2(dc.args(), Precision::exact, cases::kernel_config(c));
       exact_partials_["v2.tmp_out"] = o.tmp_out.to_f64();
       exact_partials_["v2.max_logits"] = o.max_logits.to_f64();

@@ -95,19 +95,15 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
   DiffReport report;
   const bool golden_is_case = fs::is_regular_file(golden) || fs::exists(golden / "meta.json");
   if (golden_is_case) {
-    if (const auto ref = golden::manifest_entry_of(golden))
-      golden::require_golden_hash(golden.parent_path().empty() ? fs::path(".") : golden.parent_path(),
-                                  ref->manifest, ref->entry);
+    const golden::GoldenFolder one = golden::golden_of_one(golden);
+    golden::require_golden_hashes(one);
     if (holds_one_case(actual)) {
       report.cases.push_back(diff_case(golden, actual, options));
       return report;
     }
     // ACTUAL is a folder of cases: look this one up by its id.
-    const auto file = golden::TensorFile::open(golden);
-    auto it = file.metadata().find("case_id");
-    require(it != file.metadata().end(), golden.string(), ": not a pao golden (no case_id in its metadata)");
     std::set<fs::path> used;
-    report.cases.push_back(diff_one({it->second, golden}, actual, options, used));
+    report.cases.push_back(diff_one(one.cases.front(), actual, options, used));
     return report;
   }
   require(fs::is_directory(actual), actual.string(), ": GOLDEN ", golden.string(),
@@ -130,10 +126,7 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
   }
   // Every golden is checked against its manifest before any is compared: a damaged suite is
   // refused whole (exit 2), not half-diffed.
-  if (folder.manifest)
-    for (const auto& ref : folder.cases)
-      if (const golden::ManifestEntry* e = folder.manifest->find(ref.id))
-        golden::require_golden_hash(golden, *folder.manifest, *e);
+  golden::require_golden_hashes(folder);
   for (const auto& ref : folder.cases) {
     ids.insert(ref.id);
     report.cases.push_back(diff_one(ref, actual, options, used));

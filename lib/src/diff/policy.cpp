@@ -9,6 +9,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/core/suggest.hpp"
+#include "pao/diff/diff.hpp"
 
 namespace pao::diff {
 
@@ -82,15 +83,9 @@ Policy default_policy(std::string_view tensor, DType golden_dtype) {
 }
 
 const std::vector<std::string>& policy_tensor_names() {
-  static const std::vector<std::string> names = {"*",
-                                                 "out",
-                                                 "v1.out",
-                                                 "v2.out",
-                                                 "prefix.out",
-                                                 "v2.tmp_out",
-                                                 "v2.max_logits",
-                                                 "v2.exp_sums",
-                                                 "reduce(v2 partials)"};
+  static const std::vector<std::string> names = {"*",          "out",        "v1.out",        "v2.out",
+                                                 "prefix.out", "v2.tmp_out", "v2.max_logits", "v2.exp_sums",
+                                                 kReduceName};
   return names;
 }
 

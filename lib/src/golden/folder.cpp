@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pao/core/error.hpp"
+#include "pao/golden/integrity.hpp"
 #include "pao/golden/reader.hpp"
 
 namespace pao::golden {
@@ -36,6 +37,21 @@ GoldenFolder list_goldens(const fs::path& dir) {
   require(!folder.cases.empty(), dir.string(),
           ": no manifest.json and no goldens in it (expected <id>.safetensors files or "
           "npy folders; shard manifests merge with `pao golden --merge-manifests DIR`)");
+  return folder;
+}
+
+GoldenFolder golden_of_one(const fs::path& golden) {
+  GoldenFolder folder;
+  folder.dir = golden.parent_path().empty() ? fs::path(".") : golden.parent_path();
+  if (auto ref = manifest_entry_of(golden)) {
+    folder.cases.push_back({ref->entry.id, golden});
+    folder.manifest = std::move(ref->manifest);
+    return folder;
+  }
+  const auto file = TensorFile::open(golden);
+  const auto it = file.metadata().find("case_id");
+  require(it != file.metadata().end(), golden.string(), ": not a pao golden (no case_id in its metadata)");
+  folder.cases.push_back({it->second, golden});
   return folder;
 }
 

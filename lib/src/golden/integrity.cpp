@@ -64,6 +64,13 @@ void require_golden_hash(const fs::path& dir, const Manifest& manifest, const Ma
        regenerate_command(manifest, dir));
 }
 
+void require_golden_hashes(const GoldenFolder& folder) {
+  if (!folder.manifest) return;
+  for (const auto& ref : folder.cases)
+    if (const ManifestEntry* e = folder.manifest->find(ref.id))
+      require_golden_hash(folder.dir, *folder.manifest, *e);
+}
+
 std::optional<ManifestRef> manifest_entry_of(const fs::path& golden) {
   const fs::path dir = golden.parent_path().empty() ? fs::path(".") : golden.parent_path();
   const fs::path manifest_path = dir / "manifest.json";

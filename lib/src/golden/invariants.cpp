@@ -103,8 +103,8 @@ class Checker {
                   "shapes: " + std::to_string(seq_lens.view().i32_at({s})) + ", the case's seq_len is " +
                       std::to_string(c_.seq_lens[static_cast<std::size_t>(s)]));
     if (c_.kernel == CaseKernel::prefix) {
-      first_row_.assign(1, 0);
-      for (std::int32_t q : c_.query_lens) first_row_.push_back(first_row_.back() + q);
+      const auto start = c_.query_start_locs();
+      first_row_.assign(start.begin(), start.end());
     }
   }
 
@@ -168,7 +168,6 @@ class Checker {
     std::vector<double> new_keys;
     if (c_.kernel == CaseKernel::prefix) new_keys = file_.read("key").to_f64();
     const Tensor block_tables = file_.read("block_tables");
-    const DType cache_dtype = c_.cache_storage_dtype();
     const std::vector<double> cache = value_cache.to_f64();
     const PagedCacheLayout layout =
         contiguous_cache_layout(c_.kv_layout, CacheTensor::value, value_cache.shape());
@@ -186,11 +185,8 @@ class Checker {
         r.lo.assign(static_cast<std::size_t>(D), kInf);
         r.hi.assign(static_cast<std::size_t>(D), -kInf);
         r.rows = len;
-        const bool fp8 = is_fp8(cache_dtype);
-        const double scale =
-            fp8 ? static_cast<double>(static_cast<float>(head_scale(c_.v_head_scales, c_.v_scale, g))) : 1.0;
-        const double k_scale =
-            fp8 ? static_cast<double>(static_cast<float>(head_scale(c_.k_head_scales, c_.k_scale, g))) : 1.0;
+        const double scale = c_.kv_scale(CacheTensor::value, g);
+        const double k_scale = c_.kv_scale(CacheTensor::key, g);
         auto add_key = [&](double norm_sq) { r.max_key_norm = std::max(r.max_key_norm, std::sqrt(norm_sq)); };
         auto add = [&](std::int32_t d, double v) {
           r.lo[static_cast<std::size_t>(d)] = std::min(r.lo[static_cast<std::size_t>(d)], v);
@@ -352,9 +348,6 @@ class Checker {
 
   Range& range(std::int32_t s, std::int32_t g) {
     return ranges_[static_cast<std::size_t>(s) * c_.num_kv_heads + g];
-  }
-  static double head_scale(const std::vector<double>& per_head, double scale, std::int32_t g) {
-    return per_head.empty() ? scale : per_head[static_cast<std::size_t>(g)];
   }
 
   const TensorFile& file_;

@@ -108,6 +108,41 @@ cases::Case golden_case_of(const TensorFile& file) {
   return cases::parse_case(it->second, file.path().string() + " (metadata \"case\")");
 }
 
+namespace {
+
+/// A copy of the golden's tensor `name`, or an empty tensor when it has none (alibi_slopes).
+Tensor input(const GoldenTensors& g, const char* name) {
+  const Tensor* t = g.find(name);
+  return t ? Tensor::copy_of(t->view()) : Tensor();
+}
+
+}  // namespace
+
+cases::DecodeCase decode_case_of(const GoldenTensors& g) {
+  require(g.golden_case.kernel == cases::CaseKernel::decode, "golden ", g.golden_case.id,
+          ": not a decode case");
+  return cases::DecodeCase{g.golden_case,           input(g, "query"),        input(g, "key_cache"),
+                           input(g, "value_cache"), input(g, "block_tables"), input(g, "seq_lens"),
+                           input(g, "alibi_slopes")};
+}
+
+cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
+  require(g.golden_case.kernel == cases::CaseKernel::prefix, "golden ", g.golden_case.id,
+          ": not a prefix case");
+  cases::PrefixCase c;
+  c.spec = g.golden_case;
+  c.query = input(g, "query");
+  c.key = input(g, "key");
+  c.value = input(g, "value");
+  c.key_cache = input(g, "key_cache");
+  c.value_cache = input(g, "value_cache");
+  c.block_tables = input(g, "block_tables");
+  c.seq_lens = input(g, "seq_lens");
+  c.query_start_loc = input(g, "query_start_loc");
+  c.alibi_slopes = input(g, "alibi_slopes");
+  return c;
+}
+
 GoldenTensors read_golden(const TensorFile& file) {
   GoldenTensors g;
   g.golden_case = golden_case_of(file);

@@ -94,6 +94,12 @@ struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, bl
   std::int32_t context_len(std::size_t s) const;
   /// Prefix: new tokens of the batch (rows of query). Decode: num_seqs.
   std::int32_t num_tokens() const;
+  /// vLLM's query_start_loc: the first row of query of every sequence, then num_tokens()
+  /// (num_seqs + 1 entries; decode: one row per sequence).
+  std::vector<std::int32_t> query_start_locs() const;
+  /// The dequantisation scale of `tensor` for KV head `kv_head` as the kernels receive it (f32):
+  /// the per-head scale when given, else k_scale / v_scale; 1 unless the cache is fp8.
+  float kv_scale(CacheTensor tensor, std::int32_t kv_head) const;
 };
 
 /// vLLM's test lengths: uniform in [lo_s, max_seq_len], the last one = max_seq_len, where lo_s is

@@ -26,4 +26,8 @@ struct GoldenFolder {
 /// Throws pao::Error naming the folder when it holds no goldens, or its manifest is malformed.
 GoldenFolder list_goldens(const std::filesystem::path& dir);
 
+/// One golden file or npy folder as a folder of one case: its id, and its folder's manifest when
+/// that lists it (so that its hash can be checked). Throws pao::Error if it is not a pao golden.
+GoldenFolder golden_of_one(const std::filesystem::path& golden);
+
 }  // namespace pao::golden

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "pao/golden/folder.hpp"
 #include "pao/golden/manifest.hpp"
 
 namespace pao::golden {
@@ -31,6 +32,9 @@ std::string regenerate_command(const Manifest& manifest, const std::filesystem::
 /// golden_hash_mismatch.
 void require_golden_hash(const std::filesystem::path& dir, const Manifest& manifest,
                          const ManifestEntry& entry);
+
+/// require_golden_hash for every case of `folder` its manifest lists (none without a manifest).
+void require_golden_hashes(const GoldenFolder& folder);
 
 /// The manifest entry of a golden file or npy folder: the entry of DIR/manifest.json (DIR the
 /// golden's folder) whose file is the golden's name, if there is one.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pao/cases/case.hpp"
+#include "pao/cases/case_tensors.hpp"
 #include "pao/core/tensor.hpp"
 #include "pao/golden/tensors.hpp"
 #include "pao/io/safetensors.hpp"
@@ -50,5 +51,10 @@ cases::Case golden_case_of(const TensorFile& file);
 
 /// Every tensor of a golden, with its case and metadata, as make_golden returned them.
 GoldenTensors read_golden(const TensorFile& file);
+
+/// A golden's inputs as make_decode_case / make_prefix_case built them (copies), to run pao's
+/// kernels on them again: the diff's exact V2 partials, the audit's legitimate variations.
+cases::DecodeCase decode_case_of(const GoldenTensors& golden);
+cases::PrefixCase prefix_case_of(const GoldenTensors& golden);
 
 }  // namespace pao::golden
