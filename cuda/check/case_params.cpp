@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "pao/cases/vllm_compat.hpp"
+
 namespace pao::cuda::check {
 
 namespace {
@@ -71,6 +73,7 @@ PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptio
   p.key_token_stride = p.value_token_stride = ks[0];
   p.key_head_stride = p.value_head_stride = ks[1];
   p.key_dim_stride = p.value_dim_stride = ks[2];
+  p.new_kv_from_cache = cases::kernel_features(c.spec).new_kv_source == NewKVSource::cache;
   return p;
 }
 

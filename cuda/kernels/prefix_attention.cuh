@@ -67,8 +67,8 @@ __global__ void __launch_bounds__(kPrefixThreads) prefix_attention_kernel(const 
     for (int e = tid; e < nk * HS; e += NT) {
       const int j = e / HS, d = e % HS;
       float v;
-      if (tile.kind == 0) {  // the cached context, through the block table
-        const int pos = tile.key_begin + j;
+      if (tile.kind == 0 || p.new_kv_from_cache) {  // the cache, through the block table
+        const int pos = (tile.kind == 0 ? 0 : cta.ctx_len) + tile.key_begin + j;
         const std::int64_t block = table[pos / p.block_size];
         const int slot = pos % p.block_size;
         v = is_key ? cache_value<Q, C>(key_cache[p.key_layout.offset(block, kv_head, slot, d)], k_scale)

@@ -250,6 +250,21 @@ TEST_CASE("the CUDA kernels, emulated thread by thread, equal the oracle on the 
   check_suite("smoke");
 }
 
+TEST_CASE("emulated CUDA prefix: new tokens read back from an fp8 cache, HND and NHD caches") {
+  int n = 0;
+  for (cases::Case cc : suite("smoke")) {
+    if (cc.kernel != cases::CaseKernel::prefix) continue;
+    for (KVLayout layout : kAllKVLayouts) {
+      cc.kv_layout = layout;
+      if (layout == KVLayout::vllm && cc.head_size % vllm_key_x(cc.cache_storage_dtype()) != 0) continue;
+      cc.new_kv_source = cc.cache_new_tokens ? NewKVSource::cache : NewKVSource::input;
+      check_prefix_case(cc);
+      n += cc.new_kv_source == NewKVSource::cache && is_fp8(cc.cache_storage_dtype());
+    }
+  }
+  CHECK(n > 0);  // some fp8 case read its new tokens from the cache
+}
+
 TEST_CASE("emulated CUDA decode: element-by-element cache loads give the same bits as vector loads") {
   int misaligned = 0;
   for (const auto& cc : suite("edges"))

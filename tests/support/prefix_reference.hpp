@@ -1,8 +1,9 @@
 // Independent references for the prefix kernel, written apart from the library:
 //  - dense_prefix_reference: fp64, the whole sequence at once. Context K/V gathered through the
 //    block table with its own index arithmetic (Tensor::at on the documented layouts), new K/V
-//    from key / value, an explicit visibility mask (causal, sliding window), ALiBi bias, softmax
-//    and weighted sum. The oracle's exact precision must equal it to 1e-12.
+//    from key / value (or, with new_kv_source "cache", from their slots of the cache), an explicit visibility
+//    mask (causal, sliding window), ALiBi bias, softmax and weighted sum. The oracle's exact precision must
+//    equal it to 1e-12.
 //  - lowp_prefix_reference: a plain low-precision implementation in the style of vLLM's PyTorch
 //    test reference (K/V in the activation dtype, logits in fp32 rounded to the activation dtype,
 //    softmax in fp32, probabilities rounded, fp32 P·V, one final rounding). Its error against the
@@ -32,6 +33,8 @@ inline double cache_element(const cases::PrefixCase& c, bool key, std::int64_t s
   double v;
   if (c.spec.kv_layout == KVLayout::nhd) {
     v = (key ? c.key_cache : c.value_cache).at({block, t, h, d});
+  } else if (c.spec.kv_layout == KVLayout::hnd) {
+    v = (key ? c.key_cache : c.value_cache).at({block, h, t, d});
   } else if (key) {
     const std::int64_t x = c.key_cache.size(4);
     v = c.key_cache.at({block, h, d / x, t, d % x});
@@ -56,7 +59,8 @@ inline DenseKV gather_sequence(const cases::PrefixCase& c, std::int64_t seq) {
     for (std::int64_t h = 0; h < nkv; ++h)
       for (std::int64_t d = 0; d < hs; ++d) {
         const auto at = static_cast<std::size_t>((pos * nkv + h) * hs + d);
-        if (pos < kv.ctx_len) {
+        // new_kv_source "cache": the new tokens' slots of the cache, as the context.
+        if (pos < kv.ctx_len || c.spec.new_kv_source == NewKVSource::cache) {
           kv.k[at] = cache_element(c, true, seq, pos, h, d);
           kv.v[at] = cache_element(c, false, seq, pos, h, d);
         } else {

@@ -10,6 +10,7 @@
 #include "cli_parse.hpp"
 #include "cli_progress.hpp"
 #include "commands.hpp"
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/atomic_file.hpp"
@@ -19,6 +20,19 @@ namespace pao::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// The cases whose goldens are not what vLLM's kernels compute, and why (vllm_compat.hpp).
+void print_vllm_notes(const std::vector<cases::Case>& cases) {
+  std::size_t n = 0;
+  for (const auto& c : cases) {
+    const auto reasons = cases::vllm_incompatibilities(c);
+    if (reasons.empty()) continue;
+    if (n++ == 0) std::printf("not what vLLM's kernels compute (vllm_compatible false in the metadata):\n");
+    for (const auto& r : reasons)
+      std::printf("  %s: %s%s\n", c.id.c_str(), r.c_str(),
+                  c.vllm_faithful ? " [dropped: --vllm-faithful]" : "");
+  }
+}
 
 }  // namespace
 
@@ -33,12 +47,19 @@ int run_golden(int argc, char** argv) {
       "  pao golden --suite smoke --out goldens/smoke\n"
       "  pao golden --suite vllm --full --shard 3/8 --out /scratch/vllm --jobs 2   (one of 8 machines)\n"
       "  pao golden --merge-manifests /scratch/vllm                               (after all 8 shards)\n"
-      "  pao golden --suite long-context --list",
+      "  pao golden --suite long-context --list\n"
+      "  pao golden --suite smoke --partition-size 256 --out g/   (a vendor whose V2 uses 256-token "
+      "partitions)\n"
+      "  pao golden --suite smoke --vllm-faithful --out g/        (what vLLM's kernels compute: see "
+      "below)\n\n"
+      "Cases asking for what vLLM's own kernels do not compute (a sliding window in V1/V2, a window with\n"
+      "ALiBi in prefix, a soft-cap, new tokens read back from an fp8 cache) are written as asked, with\n"
+      "vllm_compatible false and the reason in their metadata; --vllm-faithful computes what vLLM does.",
       "pao golden"};
   std::vector<std::string> case_files;
   std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir;
-  bool full = false, list = false, list_suites_flag = false, force = false;
-  std::int32_t jobs = 1;
+  bool full = false, list = false, list_suites_flag = false, force = false, vllm_faithful = false;
+  std::int32_t jobs = 1, partition_size = 0;
   app.add_option("--case", case_files, "case JSON file (repeatable)")->check(CLI::ExistingFile);
   app.add_option("--suite", suite, "suite name in data/cases (or a suite .json path)");
   app.add_option("--out", out_dir, "output folder");
@@ -49,6 +70,12 @@ int run_golden(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--format", format_text, "safetensors, or npy (a folder per case, bf16/fp8 as raw bits)")
       ->capture_default_str();
+  app.add_option(
+         "--partition-size", partition_size,
+         "V2 partition size of every decode case (the vendor's), overriding the suite's; ids gain -pN")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_flag("--vllm-faithful", vllm_faithful,
+               "compute what vLLM's kernels compute: drop the features they drop (ids gain -vllmfaithful)");
   app.add_flag("--force", force, "regenerate cases even when their files are up to date");
   app.add_flag("--list", list, "print the case ids (of --suite / --case, after --full and --shard) and exit");
   app.add_flag("--list-suites", list_suites_flag, "print the suites in data/cases and exit");
@@ -82,6 +109,13 @@ int run_golden(int argc, char** argv) {
   } else {
     require(shard_text.empty(), "--shard applies to --suite");
     for (const auto& f : case_files) cases.push_back(cases::load_case_file(f));
+  }
+  for (auto& c : cases) {
+    if (partition_size > 0 && c.kernel == cases::CaseKernel::decode && c.partition_size != partition_size)
+      c = cases::override_field(c, "partition_size", std::to_string(partition_size),
+                                "p" + std::to_string(partition_size));
+    if (vllm_faithful && !c.vllm_faithful && !cases::vllm_incompatibilities(c).empty())
+      c = cases::override_field(c, "vllm_faithful", "true", "vllmfaithful");
   }
   if (list) {
     for (const auto& c : cases) std::printf("%s\n", c.id.c_str());
@@ -121,6 +155,7 @@ int run_golden(int argc, char** argv) {
               result.manifest_path.c_str());
   for (const auto& [id, message] : result.failures)
     std::fprintf(stderr, "failed: %s: %s\n", id.c_str(), message.c_str());
+  print_vllm_notes(cases);
   if (shard) {
     std::printf("when all %d shards are done: pao golden --merge-manifests %s\n", shard->count,
                 out_dir.c_str());

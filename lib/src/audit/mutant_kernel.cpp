@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kernels/logits.hpp"
 #include "pao/numerics/element.hpp"
@@ -66,10 +67,10 @@ class Mutant {
     LogitParams p;
     p.scale = cases::effective_scale(c_);
     if (o_.bug == Bug::softmax_scale_log2e) p.scale = static_cast<float>(p.scale * 1.4426950408889634);
-    p.soft_cap = static_cast<float>(c_.soft_cap);
-    p.sliding_window = c_.sliding_window;
-    if (c_.sliding_window > 0 && o_.bug == Bug::window_plus_one) p.sliding_window += 1;
-    if (c_.sliding_window > 1 && o_.bug == Bug::window_minus_one) p.sliding_window -= 1;
+    p.soft_cap = static_cast<float>(features_.soft_cap);
+    p.sliding_window = features_.sliding_window;
+    if (p.sliding_window > 0 && o_.bug == Bug::window_plus_one) p.sliding_window += 1;
+    if (p.sliding_window > 1 && o_.bug == Bug::window_minus_one) p.sliding_window -= 1;
     if (!alibi_.empty() && o_.bug != Bug::alibi_missing) {
       p.alibi = true;
       p.alibi_slope = static_cast<float>(alibi_[static_cast<std::size_t>(h)]);
@@ -88,8 +89,8 @@ class Mutant {
 
   /// Row t of K or V of (sequence s, kv head g), dequantised as vLLM's kernels do.
   void cache_row(bool key, std::int32_t s, std::int32_t g, std::int32_t t, float* out) const {
-    const std::int32_t ctx =
-        c_.kernel == CaseKernel::prefix ? c_.context_len(static_cast<std::size_t>(s)) : 1 << 30;
+    const bool from_input = c_.kernel == CaseKernel::prefix && features_.new_kv_source == NewKVSource::input;
+    const std::int32_t ctx = from_input ? c_.context_len(static_cast<std::size_t>(s)) : 1 << 30;
     if (t >= ctx) {  // prefix: a new token, from the unquantised key / value
       const auto& src = key ? new_keys_ : new_values_;
       const std::int64_t row = first_row_[static_cast<std::size_t>(s)] + (t - ctx);
@@ -261,6 +262,7 @@ class Mutant {
   }
 
   const Case& c_;
+  const cases::KernelFeatures features_ = cases::kernel_features(c_);
   const MutantOptions o_;
   const std::int32_t D_;
   const DType dtype_, cache_dtype_;

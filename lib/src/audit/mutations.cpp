@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "pao/cases/case_tensors.hpp"
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/plan/partition.hpp"
@@ -149,11 +150,14 @@ std::string not_applicable(const Mutation& m, const Case& c) {
   const std::string& n = m.name;
   if (L == 0) return "every sequence is empty: no token to attend";
   if (n == "window_plus_one" || n == "window_minus_one") {
-    if (c.sliding_window == 0) return "the case has no sliding window";
-    if (n == "window_plus_one" && L <= c.sliding_window)
-      return "no sequence is longer than the window (" + std::to_string(c.sliding_window) + ")";
-    if (n == "window_minus_one" && (c.sliding_window < 2 || L < c.sliding_window))
-      return "no sequence reaches the window (" + std::to_string(c.sliding_window) + ")";
+    const std::int32_t window = cases::kernel_features(c).sliding_window;
+    if (window == 0)
+      return c.sliding_window == 0 ? "the case has no sliding window"
+                                   : "the case is vLLM-faithful: vLLM drops its sliding window";
+    if (n == "window_plus_one" && L <= window)
+      return "no sequence is longer than the window (" + std::to_string(window) + ")";
+    if (n == "window_minus_one" && (window < 2 || L < window))
+      return "no sequence reaches the window (" + std::to_string(window) + ")";
   }
   if (n == "causal_off_by_one") {
     if (decode) return "decode has no causal mask among new tokens";

@@ -74,7 +74,7 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
   add("b", std::to_string(c.block_size));
   add(dtype_name(c.dtype));
   add(cache_name(c));
-  if (c.kv_layout == KVLayout::nhd) add("nhd");
+  if (c.kv_layout != KVLayout::vllm) add(kv_layout_name(c.kv_layout));
   if (c.alibi) add("alibi");
   if (c.soft_cap > 0) add("cap", number(c.soft_cap));
   if (c.sliding_window > 0) add("win", std::to_string(c.sliding_window));
@@ -97,6 +97,8 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
   if (c.kernel == CaseKernel::prefix && !c.cache_new_tokens) add("nocache");
   if (c.extra_table_columns != 1) add("xc", std::to_string(c.extra_table_columns));
   if (!c.poison_unused) add("nopoison");
+  if (c.kernel == CaseKernel::prefix && c.new_kv_source == NewKVSource::cache) add("kvcache");
+  if (c.vllm_faithful) add("vllmfaithful");
   if (c.kernel == CaseKernel::prefix) add("q", lengths(c.query_lens));
   if (seq_lens_given) {
     add("l", lengths(c.seq_lens));

@@ -38,6 +38,7 @@ const std::vector<std::string_view> kFields = {
     "kv_layout",
     "max_query_len",
     "max_seq_len",
+    "new_kv_source",
     "num_blocks",
     "num_heads",
     "num_kv_heads",
@@ -53,11 +54,12 @@ const std::vector<std::string_view> kFields = {
     "threads_per_cta",
     "v_head_scales",
     "v_scale",
+    "vllm_faithful",
     "warp_size",
 };
 const std::vector<std::string_view> kDecodeOnly = {"partition_size", "warp_size", "threads_per_cta"};
-const std::vector<std::string_view> kPrefixOnly = {"query_lens",   "block_m",       "block_n",
-                                                   "context_tile", "max_query_len", "cache_new_tokens"};
+const std::vector<std::string_view> kPrefixOnly = {
+    "query_lens", "block_m", "block_n", "context_tile", "max_query_len", "cache_new_tokens", "new_kv_source"};
 
 /// The seq_lens drawn for a case that gives only max_seq_len come from their own stream, so that
 /// they never shift the values make_decode_case / make_prefix_case draw from the seed.
@@ -281,19 +283,15 @@ Case parse_case_object(const json& j, std::string_view source) {
     f.bad("kv_cache_dtype",
           "= \"" + cache + "\": expected \"auto\", \"fp8_e4m3\" (alias \"fp8\") or \"fp8_e5m2\"");
   const std::string layout = f.string("kv_layout", "vllm");
-  if (layout == "vllm") {
-    c.kv_layout = KVLayout::vllm;
-  } else if (layout == "nhd") {
-    c.kv_layout = KVLayout::nhd;
-  } else {
-    f.bad("kv_layout", "= \"" + layout + "\": expected \"vllm\" or \"nhd\"");
-  }
+  if (!try_parse_kv_layout(layout, c.kv_layout))
+    f.bad("kv_layout", "= \"" + layout + "\": expected \"vllm\", \"nhd\" or \"hnd\"");
   if (c.kv_layout == KVLayout::vllm) {
     const std::int32_t x = vllm_key_x(c.cache_storage_dtype());
     if (c.head_size % x != 0)
-      f.bad("head_size", "= " + std::to_string(c.head_size) + " is not a multiple of x = " +
-                             std::to_string(x) + " (the vLLM key-cache layout packs 16 bytes of " +
-                             std::string(dtype_name(c.cache_storage_dtype())) + "; use kv_layout \"nhd\")");
+      f.bad("head_size",
+            "= " + std::to_string(c.head_size) + " is not a multiple of x = " + std::to_string(x) +
+                " (the vLLM key-cache layout packs 16 bytes of " +
+                std::string(dtype_name(c.cache_storage_dtype())) + "; use kv_layout \"nhd\" or \"hnd\")");
   }
 
   auto positive = [&](std::string_view name, double fallback) {
@@ -352,7 +350,17 @@ Case parse_case_object(const json& j, std::string_view source) {
     c.context_tile = f.i32("context_tile", 1, 32);
     c.max_query_len = f.i32("max_query_len", 0, 0);
     c.cache_new_tokens = f.boolean("cache_new_tokens", true);
+    const std::string source = f.string("new_kv_source", "input");
+    if (source == "cache")
+      c.new_kv_source = NewKVSource::cache;
+    else if (source != "input")
+      f.bad("new_kv_source",
+            "= \"" + source + "\": expected \"input\" (vLLM's context_attention_fwd) or \"cache\"");
+    if (c.new_kv_source == NewKVSource::cache && !c.cache_new_tokens)
+      f.bad("new_kv_source",
+            "= \"cache\" reads the new tokens from the cache: it needs cache_new_tokens true");
   }
+  c.vllm_faithful = f.boolean("vllm_faithful", false);
   c.extra_table_columns = f.i32("extra_table_columns", 0, 1);
   c.poison_unused = f.boolean("poison_unused", true);
   for (const char* name : {"k_head_scales", "v_head_scales"}) {
@@ -420,6 +428,19 @@ Case parse_case(std::string_view json_text, std::string_view source) {
   return parse_case_object(j, source);
 }
 
+Case override_field(const Case& c, std::string_view field, std::string_view value_json,
+                    std::string_view id_suffix) {
+  json j = json::parse(case_to_json(c));
+  const std::string source = "--" + std::string(field) + " over case " + c.id;
+  try {
+    j[std::string(field)] = json::parse(value_json.begin(), value_json.end());
+  } catch (const json::exception& e) {
+    fail("case ", source, ": invalid JSON value '", value_json, "': ", e.what());
+  }
+  j["id"] = c.id + "-" + std::string(id_suffix);
+  return parse_case_object(j, source);
+}
+
 Case load_case_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("case ", path.string(), ": cannot open the file");
@@ -439,7 +460,7 @@ std::string case_to_json(const Case& c, int indent) {
   j["block_size"] = c.block_size;
   j["dtype"] = std::string(dtype_name(c.dtype));
   j["kv_cache_dtype"] = std::string(kv_cache_dtype_name(c.kv_cache_dtype));
-  j["kv_layout"] = c.kv_layout == KVLayout::vllm ? "vllm" : "nhd";
+  j["kv_layout"] = kv_layout_name(c.kv_layout);
   j["k_scale"] = c.k_scale;
   j["v_scale"] = c.v_scale;
   j["scale"] = c.scale ? json(*c.scale) : json(nullptr);
@@ -462,7 +483,9 @@ std::string case_to_json(const Case& c, int indent) {
     j["context_tile"] = c.context_tile;
     if (c.max_query_len != 0) j["max_query_len"] = c.max_query_len;
     if (!c.cache_new_tokens) j["cache_new_tokens"] = false;
+    if (c.new_kv_source != NewKVSource::input) j["new_kv_source"] = new_kv_source_name(c.new_kv_source);
   }
+  if (c.vllm_faithful) j["vllm_faithful"] = true;
   // Fields added after golden format 1: written only when set (see case.hpp).
   if (!c.k_head_scales.empty()) j["k_head_scales"] = c.k_head_scales;
   if (!c.v_head_scales.empty()) j["v_head_scales"] = c.v_head_scales;
@@ -564,6 +587,9 @@ std::string describe(const Case& c) {
   if (c.alibi) os << ", alibi";
   if (c.soft_cap > 0) os << ", soft_cap " << c.soft_cap;
   if (c.sliding_window > 0) os << ", window " << c.sliding_window;
+  if (c.kernel == CaseKernel::prefix && c.new_kv_source == NewKVSource::cache)
+    os << ", new K/V from the cache";
+  if (c.vllm_faithful) os << ", vLLM-faithful";
   os << ", seed " << c.seed;
   return os.str();
 }
@@ -581,7 +607,8 @@ bool operator==(const Case& a, const Case& b) {
          a.context_tile == b.context_tile && a.k_head_scales == b.k_head_scales &&
          a.v_head_scales == b.v_head_scales && a.max_query_len == b.max_query_len &&
          a.cache_new_tokens == b.cache_new_tokens && a.extra_table_columns == b.extra_table_columns &&
-         a.poison_unused == b.poison_unused;
+         a.poison_unused == b.poison_unused && a.new_kv_source == b.new_kv_source &&
+         a.vllm_faithful == b.vllm_faithful;
 }
 
 }  // namespace pao::cases

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cases/case_block_tables.hpp"
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/random.hpp"
 #include "pao/kernels/reshape_and_cache.hpp"
@@ -168,8 +169,9 @@ AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes) {
   o.k_head_scales.assign(c.k_head_scales.begin(), c.k_head_scales.end());
   o.v_head_scales.assign(c.v_head_scales.begin(), c.v_head_scales.end());
   if (c.alibi) o.alibi_slopes = alibi_slopes;
-  o.soft_cap = static_cast<float>(c.soft_cap);
-  o.sliding_window = c.sliding_window;
+  const KernelFeatures features = kernel_features(c);
+  o.soft_cap = static_cast<float>(features.soft_cap);
+  o.sliding_window = features.sliding_window;
   return o;
 }
 
@@ -207,6 +209,7 @@ PrefixArgs PrefixCase::args() const {
   a.block_n = spec.block_n;
   a.context_tile = spec.context_tile;
   a.max_query_len = spec.max_query_len;
+  a.new_kv_source = kernel_features(spec).new_kv_source;
   return a;
 }
 

@@ -4,8 +4,10 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 
 #include "pao/cases/case_tensors.hpp"
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/diff.hpp"
 #include "pao/golden/invariants.hpp"
@@ -194,6 +196,37 @@ void run_reduce(CaseReport& rep, const cases::Case& gc, GoldenView& g, const Cas
   }
 }
 
+/// A vendor whose V2 partitions differently (another partition_size) writes partials with another
+/// partition count: they cannot be compared element by element. Says so, drops them from
+/// `present`, and returns true; `out` is still compared.
+bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, GoldenView& g,
+                             const golden::TensorFile& actual, std::map<std::string, std::string>& present) {
+  if (gc.kernel != CaseKernel::decode) return false;
+  const std::int64_t golden_partitions = cases::max_num_partitions(gc);
+  std::int64_t vendor_partitions = -1;
+  for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
+    if (!present.count(n)) continue;
+    const Shape shape = actual.read(present.at(n)).shape();
+    const Shape& want = g.tensor(n).shape();
+    if (shape.size() != want.size() || shape.size() < 3)
+      return false;  // a shape error: compare_tensor reports it
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (d != 2 && shape[d] != want[d]) return false;
+    if (shape[2] == golden_partitions) return false;
+    vendor_partitions = shape[2];
+  }
+  if (vendor_partitions < 0) return false;
+  std::ostringstream note;
+  note << "ACTUAL's partials hold " << vendor_partitions << " partitions per (seq, head), the golden's "
+       << golden_partitions << " (partition_size " << gc.partition_size << ", max_seq_len " << gc.max_seq_len
+       << "): the vendor partitions V2 differently, so its partials are not compared, only its final "
+          "outputs. To compare them, write goldens with the vendor's partition size: pao golden "
+          "--partition-size N";
+  rep.notes.push_back(note.str());
+  for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) present.erase(n);
+  return true;
+}
+
 }  // namespace
 
 std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
@@ -269,6 +302,7 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
          gc.kernel == CaseKernel::decode ? "; or tmp_out, max_logits, exp_sums" : "",
          "); it has: ", join(actual.names()));
 
+  const bool other_partitioning = drop_other_partitioning(rep, gc, g, actual, present);
   for (const auto& name : comparable_outputs(gc.kernel)) {
     if (!present.count(name)) continue;
     const Tensor& golden_tensor = g.tensor(name);
@@ -310,7 +344,16 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
       }
     }
   }
-  if (options.reduce) run_reduce(rep, gc, g, geo, actual, present, options);
+  if (options.reduce && other_partitioning) {
+    rep.notes.push_back("--reduce skipped: the vendor's partials use another partitioning");
+  } else if (options.reduce) {
+    run_reduce(rep, gc, g, geo, actual, present, options);
+  }
+  if (present.empty() && other_partitioning)
+    rep.error = "ACTUAL holds only partials of another partitioning: nothing to compare";
+  const std::vector<std::string> incompatible = cases::vllm_incompatibilities(gc);
+  if (!incompatible.empty() && !gc.vllm_faithful)
+    for (const auto& reason : incompatible) rep.notes.push_back("not what vLLM computes: " + reason);
   return rep;
 }
 

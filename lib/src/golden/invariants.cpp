@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/policy.hpp"
 #include "pao/golden/integrity.hpp"
@@ -178,8 +179,11 @@ class Checker {
     ranges_.assign(static_cast<std::size_t>(c_.num_seqs) * c_.num_kv_heads, {});
     for (std::int32_t s = 0; s < c_.num_seqs; ++s) {
       const std::int32_t len = c_.seq_lens[static_cast<std::size_t>(s)];
-      const std::int32_t cached =
-          c_.kernel == CaseKernel::decode ? len : c_.context_len(static_cast<std::size_t>(s));
+      // The rows the kernel reads from the cache: every token (decode, or new_kv_source cache),
+      // else the context; the new tokens then come from key / value.
+      const bool new_from_input =
+          c_.kernel == CaseKernel::prefix && features_.new_kv_source == NewKVSource::input;
+      const std::int32_t cached = new_from_input ? c_.context_len(static_cast<std::size_t>(s)) : len;
       for (std::int32_t g = 0; g < c_.num_kv_heads; ++g) {
         Range& r = range(s, g);
         r.lo.assign(static_cast<std::size_t>(D), kInf);
@@ -213,7 +217,7 @@ class Checker {
           }
           add_key(norm_sq);
         }
-        if (c_.kernel == CaseKernel::prefix)
+        if (new_from_input)
           for (std::int64_t row = first_row_[static_cast<std::size_t>(s)];
                row < first_row_[static_cast<std::size_t>(s) + 1]; ++row) {
             double norm_sq = 0;
@@ -264,7 +268,7 @@ class Checker {
     const double slope = alibi_.empty() ? 0.0 : std::fabs(alibi_[static_cast<std::size_t>(head)]);
     const double delta = 0x1p-24 * ((c_.head_size + 2) * static_cast<double>(cases::effective_scale(c_)) *
                                         std::sqrt(q_sq) * r.max_key_norm +
-                                    slope * r.rows + c_.soft_cap);
+                                    slope * r.rows + features_.soft_cap);
     return r.max_abs * (4 * u + 0x1p-20 + 4 * delta);
   }
 
@@ -308,7 +312,8 @@ class Checker {
       for (std::int32_t p = 0; p < P; ++p) {
         const IndexRange tokens = partition_tokens(len, c_.partition_size, p);
         // Visible: some token of the partition inside the window of the query at len - 1.
-        const bool visible = !tokens.empty() && decode_visible(len - 1, tokens.end - 1, c_.sliding_window);
+        const bool visible =
+            !tokens.empty() && decode_visible(len - 1, tokens.end - 1, features_.sliding_window);
         for (std::int32_t h = 0; h < c_.num_heads; ++h) {
           const std::int64_t i = (std::int64_t{s} * c_.num_heads + h) * P + p;
           const std::string at = partition_index(s, h, p);
@@ -352,6 +357,7 @@ class Checker {
 
   const TensorFile& file_;
   const Case c_;
+  const cases::KernelFeatures features_ = cases::kernel_features(c_);
   const std::size_t max_;
   InvariantReport report_;
   Values exact_;

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "pao/cases/case_tensors.hpp"
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
@@ -16,10 +17,10 @@ using cases::CaseKernel;
 
 namespace {
 
-std::string join(const std::vector<std::string>& names) {
+std::string join(const std::vector<std::string>& names, const char* separator = ",") {
   std::string s;
   for (const auto& n : names) {
-    if (!s.empty()) s += ',';
+    if (!s.empty()) s += separator;
     s += n;
   }
   return s;
@@ -64,7 +65,7 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
   put(m, "kv_cache_dtype", std::string(cases::kv_cache_dtype_name(c.kv_cache_dtype)));
   put(m, "cache_storage_dtype", std::string(dtype_name(c.cache_storage_dtype())));
   put(m, "fp8_format", fp8_format(c.cache_storage_dtype()));
-  put(m, "kv_layout", c.kv_layout == KVLayout::vllm ? "vllm" : "nhd");
+  put(m, "kv_layout", kv_layout_name(c.kv_layout));
   put(m, "x", std::to_string(vllm_key_x(c.cache_storage_dtype())));
   put(m, "k_scale", format_f32(static_cast<float>(c.k_scale)));
   put(m, "v_scale", format_f32(static_cast<float>(c.v_scale)));
@@ -76,6 +77,11 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
   put(m, "max_seq_len", std::to_string(c.max_seq_len));
   put(m, "distribution", to_string(c.distribution));
   put(m, "seed", std::to_string(c.seed));
+  // Whether vLLM's own kernels compute what this golden holds (pao/cases/vllm_compat.hpp).
+  const std::vector<std::string> incompatible = cases::vllm_incompatibilities(c);
+  put(m, "vllm_compatible", incompatible.empty() || c.vllm_faithful ? "true" : "false");
+  if (!incompatible.empty())
+    put(m, c.vllm_faithful ? "vllm_faithful_dropped" : "vllm_incompatible", join(incompatible, "; "));
   // The input list is exact: alibi_slopes is in the file only with ALiBi on.
   std::vector<std::string> inputs;
   for (const auto& n : golden_input_names(c.kernel))
@@ -92,6 +98,7 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
     put(m, "block_m", std::to_string(c.block_m));
     put(m, "block_n", std::to_string(c.block_n));
     put(m, "context_tile", std::to_string(c.context_tile));
+    put(m, "new_kv_source", new_kv_source_name(cases::kernel_features(c).new_kv_source));
   }
   return m;
 }

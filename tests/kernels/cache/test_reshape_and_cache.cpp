@@ -25,8 +25,9 @@ struct Caches {
 
 Caches make_caches(DType dtype, KVLayout layout) {
   const std::int64_t x = 16 / static_cast<std::int64_t>(dtype_size(dtype));
-  Shape ks = layout == KVLayout::vllm ? Shape{kBlocks, kHeads, kHeadSize / x, kBlockSize, x}
-                                      : Shape{kBlocks, kBlockSize, kHeads, kHeadSize};
+  Shape ks = layout == KVLayout::vllm  ? Shape{kBlocks, kHeads, kHeadSize / x, kBlockSize, x}
+             : layout == KVLayout::nhd ? Shape{kBlocks, kBlockSize, kHeads, kHeadSize}
+                                       : Shape{kBlocks, kHeads, kBlockSize, kHeadSize};
   Shape vs = layout == KVLayout::vllm ? Shape{kBlocks, kHeads, kHeadSize, kBlockSize} : ks;
   // Every byte a recognisable pattern, so that a stray write shows.
   Caches c{Tensor(dtype, ks), Tensor(dtype, vs)};
@@ -40,6 +41,7 @@ std::int64_t element(const Tensor& cache, KVLayout layout, bool key, std::int64_
                      std::int64_t token, std::int64_t dim) {
   const TensorView v = cache.view();
   if (layout == KVLayout::nhd) return v.offset({block, token, head, dim});
+  if (layout == KVLayout::hnd) return v.offset({block, head, token, dim});
   if (!key) return v.offset({block, head, dim, token});
   const std::int64_t x = cache.size(4);
   return v.offset({block, head, dim / x, token, dim % x});
@@ -60,10 +62,10 @@ TEST_CASE("reshape_and_cache writes exactly the mapped slots, in the stored form
   for (DType act : activations) {
     for (int cache_kind = 0; cache_kind < 3; ++cache_kind) {
       const DType cd = cache_kind == 0 ? act : fp8s[cache_kind - 1];
-      for (KVLayout layout : {KVLayout::vllm, KVLayout::nhd}) {
+      for (KVLayout layout : {KVLayout::vllm, KVLayout::nhd, KVLayout::hnd}) {
         for (bool per_head : {false, true}) {
-          INFO("act=", dtype_name(act), " cache=", dtype_name(cd),
-               " layout=", layout == KVLayout::vllm ? "vllm" : "nhd", " per_head=", per_head);
+          INFO("act=", dtype_name(act), " cache=", dtype_name(cd), " layout=", kv_layout_name(layout),
+               " per_head=", per_head);
           Rng rng(static_cast<std::uint64_t>(900 + i++));
           const std::int64_t n = 20;
           Tensor key(act, {n + 3, kHeads, kHeadSize}), value(act, {n + 3, kHeads, kHeadSize});

@@ -117,7 +117,7 @@ TEST_CASE("NaN poison in unused slots and block tails never reaches the output")
   }
 }
 
-TEST_CASE("relabelling physical blocks, the NHD layout and strided queries change nothing") {
+TEST_CASE("relabelling physical blocks, the NHD and HND layouts and strided queries change nothing") {
   cases::Case spec = edge_spec();
   spec.seq_lens = {3, 29, 40, 8, 0};
   const cases::DecodeCase c = cases::make_decode_case(spec);
@@ -141,6 +141,19 @@ TEST_CASE("relabelling physical blocks, the NHD layout and strided queries chang
   cases::Case nhd_spec = spec;
   nhd_spec.kv_layout = KVLayout::nhd;
   const cases::DecodeCase nhd = cases::make_decode_case(nhd_spec);  // same seed: same logical values
+  cases::Case hnd_spec = spec;
+  hnd_spec.kv_layout = KVLayout::hnd;
+  const cases::DecodeCase hnd = cases::make_decode_case(hnd_spec);
+  // HND really is [num_blocks, num_kv_heads, block_size, head_size]: element (b, h, t, d) of the
+  // HND key cache is element (b, t, h, d) of the NHD one.
+  REQUIRE(hnd.key_cache.shape() == Shape{nhd.key_cache.size(0), 2, 8, 32});
+  for (std::int64_t b = 0; b < nhd.key_cache.size(0); ++b)
+    for (std::int64_t t = 0; t < 8; t += 3)
+      for (std::int64_t h = 0; h < 2; ++h)
+        for (std::int64_t d = 0; d < 32; d += 7) {
+          const double want = nhd.key_cache.at({b, t, h, d}), got = hnd.key_cache.at({b, h, t, d});
+          if (!(std::isnan(want) && std::isnan(got))) CHECK(got == want);
+        }
 
   // The query as a strided view: every other head slot of a wider buffer.
   Tensor wide(spec.dtype, {5, 8, 32});
@@ -155,6 +168,7 @@ TEST_CASE("relabelling physical blocks, the NHD layout and strided queries chang
     const DecodeOutputs ref = paged_attention_v2(c.args(), prec);
     CHECK(test::bitwise_equal(ref.out, paged_attention_v2(moved.args(), prec).out));
     CHECK(test::bitwise_equal(ref.out, paged_attention_v2(nhd.args(), prec).out));
+    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(hnd.args(), prec).out));
     CHECK(test::bitwise_equal(ref.out, paged_attention_v2(strided, prec).out));
   }
 }

@@ -58,7 +58,7 @@ void check_same(const DecodeArgs& contiguous, const DecodeArgs& strided) {
 TEST_CASE("caches behind padded or K/V-interleaved strided views give the contiguous caches' bits") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   int n = 0;
-  for (KVLayout layout : {KVLayout::vllm, KVLayout::nhd})
+  for (KVLayout layout : kAllKVLayouts)
     for (DType cache : {DType::f16, DType::bf16, DType::fp8_e4m3}) {
       cases::Case spec;
       spec.num_heads = 8;

@@ -2,6 +2,9 @@
 // sizes, against exact V1 decode for one-token queries, and its one final rounding.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
+#include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
 #include "support/compare.hpp"
@@ -15,6 +18,20 @@ namespace {
 
 using test::max_abs;
 using test::max_abs_diff;
+
+/// Exact V1 decode over a prefix case whose every query_len is 1: its query rows are then
+/// [num_seqs, num_heads, head_size], one token per sequence, read from the same cache.
+std::vector<double> exact_v1_of_one_token_queries(const cases::PrefixCase& c) {
+  DecodeArgs d;
+  d.query = c.query;
+  d.key_cache = c.key_cache;
+  d.value_cache = c.value_cache;
+  d.kv_layout = c.spec.kv_layout;
+  d.block_tables = c.block_tables;
+  d.seq_lens = c.seq_lens;
+  d.options = c.args().options;
+  return paged_attention_v1(d, Precision::exact).out_f64.to_f64();
+}
 
 }  // namespace
 
@@ -69,15 +86,7 @@ TEST_CASE("a one-token query with a context equals exact V1 decode of the same s
   for (const auto& spec : specs) {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
-    DecodeArgs d;
-    d.query = c.query;  // [num_seqs, num_heads, head_size]: one token per sequence
-    d.key_cache = c.key_cache;
-    d.value_cache = c.value_cache;
-    d.kv_layout = spec.kv_layout;
-    d.block_tables = c.block_tables;
-    d.seq_lens = c.seq_lens;
-    d.options = c.args().options;
-    const auto decode = paged_attention_v1(d, Precision::exact).out_f64.to_f64();
+    const auto decode = exact_v1_of_one_token_queries(c);
     const auto prefix = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
     CHECK(max_abs_diff(prefix, decode) <= 1e-12 * max_abs(decode));
   }
@@ -93,4 +102,75 @@ TEST_CASE("exact output is the one rounding of the fp64 output") {
     REQUIRE(f64.size() == rounded.size());
     for (std::size_t i = 0; i < f64.size(); ++i) REQUIRE(rounded[i] == round_to_dtype(spec.dtype, f64[i]));
   }
+}
+
+TEST_CASE("new_kv_source cache: the new tokens' K/V are read back from the quantised cache") {
+  // FlashAttention-, FlashInfer- and IPEX-based backends write the chunk with reshape_and_cache
+  // first and read every token from the cache. With an fp8 cache that differs from vLLM's Triton
+  // kernel (new tokens from the unquantised key / value); with the activation dtype it does not.
+  int fp8_cases = 0;
+  for (auto spec : test::all_prefix_cases()) {
+    if (!spec.cache_new_tokens) continue;
+    for (KVLayout layout : kAllKVLayouts) {
+      spec.kv_layout = layout;
+      if (layout == KVLayout::vllm && spec.head_size % vllm_key_x(spec.cache_storage_dtype()) != 0) continue;
+      spec.new_kv_source = NewKVSource::input;
+      const cases::PrefixCase input = cases::make_prefix_case(spec);
+      spec.new_kv_source = NewKVSource::cache;
+      const cases::PrefixCase cached = cases::make_prefix_case(spec);
+      INFO(test::describe(spec), " layout=", kv_layout_name(layout));
+      const auto ref = test::dense_prefix_reference(cached);
+      const auto got = prefix_attention(cached.args(), Precision::exact).out_f64.to_f64();
+      REQUIRE(got.size() == ref.size());
+      CHECK(max_abs_diff(got, ref) <= 1e-12 * max_abs(ref));
+      const auto from_input = prefix_attention(input.args(), Precision::exact).out_f64.to_f64();
+      const bool any_new = *std::max_element(spec.query_lens.begin(), spec.query_lens.end()) > 0;
+      if (is_fp8(spec.cache_storage_dtype()) && any_new &&
+          spec.distribution != cases::ValueDistribution::small_integers) {
+        ++fp8_cases;
+        CHECK(max_abs_diff(got, from_input) > 1e-6 * max_abs(ref));  // quantisation shows
+      } else if (!is_fp8(spec.cache_storage_dtype())) {
+        CHECK(max_abs_diff(got, from_input) == 0.0);
+      }
+    }
+  }
+  CHECK(fp8_cases > 0);
+}
+
+TEST_CASE("new_kv_source cache: a one-token query equals exact V1 decode, whatever the fp8 values") {
+  // Decode reads every token from the cache, so with the new token read back from the cache too the
+  // two kernels see the same K/V for any values and scales (the input-source test above needs
+  // small integers and power-of-two scales for that).
+  int n = 0;
+  for (auto spec : test::all_prefix_cases()) {
+    if (!is_fp8(spec.cache_storage_dtype())) continue;
+    test::set_lengths(spec, {0, 37, 45, 16, 130}, {1, 1, 1, 1, 1});
+    spec.cache_new_tokens = true;
+    spec.new_kv_source = NewKVSource::cache;
+    spec.distribution = cases::ValueDistribution::uniform;
+    spec.k_scale = 0.0173;
+    spec.v_scale = 0.031;
+    INFO(test::describe(spec));
+    const cases::PrefixCase c = cases::make_prefix_case(spec);
+    const auto decode = exact_v1_of_one_token_queries(c);
+    const auto prefix = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    CHECK(max_abs_diff(prefix, decode) <= 1e-12 * max_abs(decode));
+    ++n;
+  }
+  CHECK(n > 0);
+}
+
+TEST_CASE("new_kv_source cache needs the whole sequence in the block table") {
+  cases::Case spec = test::prefix_grid_cases()[2];  // fp8_e5m2, new tokens cached
+  REQUIRE(spec.cache_new_tokens);
+  spec.new_kv_source = NewKVSource::cache;
+  const cases::PrefixCase c = cases::make_prefix_case(spec);
+  PrefixArgs args = c.args();
+  // One column: the context of sequence 0 may fit, its new tokens do not.
+  Tensor narrow(DType::i32, {c.block_tables.size(0), 1});
+  for (std::int64_t s = 0; s < c.block_tables.size(0); ++s) narrow.set({s, 0}, c.block_tables.at({s, 0}));
+  args.block_tables = narrow;
+  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::exact),
+                       doctest::Contains("new_kv_source cache: the new tokens are read from the cache too"),
+                       pao::Error);
 }

@@ -55,7 +55,13 @@ TEST_CASE("kernel prefix is within twice a plain low-precision implementation's 
   // roundoff of the output dtype times max |exact|. vLLM's guard (l + 1e-10) needs no term of its
   // own: l >= 1 (the row maximum contributes exp(0) = 1), and 1e-10 is below half an fp32 ulp of
   // any l >= 1, so l + 1e-10f == l.
-  for (const auto& spec : test::all_prefix_cases()) {
+  auto specs = test::all_prefix_cases();
+  for (auto spec : test::all_prefix_cases())  // fp8 with the new tokens read back from the cache
+    if (is_fp8(spec.cache_storage_dtype()) && spec.cache_new_tokens) {
+      spec.new_kv_source = NewKVSource::cache;
+      specs.push_back(spec);
+    }
+  for (const auto& spec : specs) {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     const auto exact = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();

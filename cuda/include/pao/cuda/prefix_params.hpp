@@ -21,6 +21,9 @@ struct PrefixParams : PagedAttentionParams {
   std::int64_t key_token_stride = 0, key_head_stride = 0, key_dim_stride = 1;
   const void* value = nullptr;
   std::int64_t value_token_stride = 0, value_head_stride = 0, value_dim_stride = 1;
+  /// The new tokens' K/V from their slots of the paged cache, dequantised like the context
+  /// (pao's new_kv_source "cache": FlashAttention / FlashInfer / IPEX), not from key / value.
+  bool new_kv_from_cache = false;
 
   /// out [num_tokens, num_heads, head_size], contiguous, dtype. Sequence offsets and lengths come
   /// from the plan (plan_prefix with the host's seq_lens and query_lens).

@@ -83,6 +83,12 @@ struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, bl
   /// Prefix: also write the new tokens' K/V into the cache (what vLLM does before attention);
   /// false leaves their slots NaN-poisoned.
   bool cache_new_tokens = true;
+  /// Prefix: where the kernel reads the new tokens' K/V (PrefixArgs::new_kv_source). "input" is
+  /// vLLM's context_attention_fwd; "cache" (FlashAttention / FlashInfer / IPEX backends) needs
+  /// cache_new_tokens and differs from "input" only for fp8 caches.
+  NewKVSource new_kv_source = NewKVSource::input;
+  /// Compute what vLLM's kernels compute: the features they drop are off (vllm_compat.hpp).
+  bool vllm_faithful = false;
   /// How the paged pool is built: block-table columns of garbage past the longest sequence's
   /// need, and NaN poison in every cache slot no token occupies (0 with poison_unused false).
   std::int32_t extra_table_columns = 1;
@@ -111,6 +117,12 @@ std::vector<std::int32_t> draw_seq_lens(std::int32_t num_seqs, std::int32_t max_
 /// Parses one case. `source` names the input in errors ("cases/a.json"). Throws pao::Error.
 Case parse_case(std::string_view json_text, std::string_view source);
 Case load_case_file(const std::filesystem::path& path);
+
+/// A copy of `c` with `field` set to `value_json` (JSON text), checked as a case file would be
+/// (`pao golden --partition-size`, `--vllm-faithful`). Its id gains "-<id_suffix>", so that a
+/// variant never takes the original's golden.
+Case override_field(const Case& c, std::string_view field, std::string_view value_json,
+                    std::string_view id_suffix);
 
 /// The resolved case as canonical JSON (keys sorted, "id" included): parse_case(case_to_json(c))
 /// == c. Fields of golden format 1 are always written; the later ones (k_head_scales,

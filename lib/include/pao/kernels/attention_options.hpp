@@ -37,11 +37,17 @@ struct AttentionOptions {
 
 /// What every attention kernel reads of the paged cache, with vLLM's names and layouts (decode's
 /// DecodeArgs and prefix's PrefixArgs extend it).
+/// Where a prefix kernel reads the K/V of the new tokens (PrefixArgs::new_kv_source).
+enum class NewKVSource : std::uint8_t { input, cache };
+/// "input" or "cache".
+const char* new_kv_source_name(NewKVSource source);
+
 struct PagedKVArgs {
   TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]
                            // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+                           // hnd:  [num_blocks, num_kv_heads, block_size, head_size]
   TensorView value_cache;  // vllm: [num_blocks, num_kv_heads, head_size, block_size]
-                           // nhd:  [num_blocks, block_size, num_kv_heads, head_size]
+                           // nhd / hnd: as key_cache
                            // dtype: the query's, or fp8_e4m3 / fp8_e5m2 (both caches alike)
   KVLayout kv_layout = KVLayout::vllm;
   TensorView block_tables;  // [num_seqs, max_num_blocks_per_seq] i32

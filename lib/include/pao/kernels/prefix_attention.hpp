@@ -25,6 +25,12 @@ struct PrefixArgs : PagedKVArgs {
   std::int32_t block_m = 128, block_n = 64, context_tile = 32;
   /// Sizes the grid's query-tile dimension (vLLM's max_input_len). 0: the longest query_len.
   std::int32_t max_query_len = 0;
+  /// Where the new tokens' K/V come from. input: `key` / `value` as given (vLLM's Triton
+  /// context_attention_fwd). cache: their slots of the paged cache, dequantised like the context
+  /// (FlashAttention-, FlashInfer- and IPEX-based backends, which write the chunk with
+  /// reshape_and_cache first); the block table must then cover every token of the sequence.
+  /// The two differ only when the cache quantises (fp8).
+  NewKVSource new_kv_source = NewKVSource::input;
 };
 
 struct PrefixOutputs {

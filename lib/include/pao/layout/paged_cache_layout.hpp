@@ -2,7 +2,8 @@
 // strided accessor serves every layout; the layout is data (strides), not a code path:
 //   vLLM key   [num_blocks, num_kv_heads, head_size/x, block_size, x]   x = 16 / sizeof(elem)
 //   vLLM value [num_blocks, num_kv_heads, head_size, block_size]        (x = 1)
-//   NHD        [num_blocks, block_size, num_kv_heads, head_size]        (FlashAttention, FlashInfer)
+//   NHD        [num_blocks, block_size, num_kv_heads, head_size]        (FlashAttention, FlashInfer "NHD")
+//   HND        [num_blocks, num_kv_heads, block_size, head_size]        (FlashInfer "HND", IPEX)
 // Host and device code compute addresses with this struct alone (PAO_HD, no CUDA headers). The
 // builders below are the only place that turns a cache tensor's shape or strides into a layout:
 // the CPU kernels, the case builders, the CUDA harness and benchmark all call them.
@@ -10,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "pao/core/dtype.hpp"
 #include "pao/core/hd.hpp"
@@ -20,7 +22,15 @@ namespace pao {
 enum class KVLayout : std::uint8_t {
   vllm,  // key [nb, nkv, hs/x, bs, x], value [nb, nkv, hs, bs]
   nhd,   // key and value [nb, bs, nkv, hs]
+  hnd,   // key and value [nb, nkv, bs, hs]
 };
+
+/// "vllm", "nhd" or "hnd": the name a case JSON, a golden's metadata and errors use.
+const char* kv_layout_name(KVLayout layout);
+/// The layout named `name`; false when there is none.
+bool try_parse_kv_layout(std::string_view name, KVLayout& layout);
+/// Every layout, in the order of the enum (for errors that list them).
+inline constexpr KVLayout kAllKVLayouts[] = {KVLayout::vllm, KVLayout::nhd, KVLayout::hnd};
 
 struct PagedCacheLayout {
   std::int64_t block_stride = 0;

@@ -7,6 +7,10 @@
 
 namespace pao {
 
+const char* new_kv_source_name(NewKVSource source) {
+  return source == NewKVSource::cache ? "cache" : "input";
+}
+
 float default_scale(std::int32_t head_size) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
 }

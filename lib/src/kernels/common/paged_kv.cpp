@@ -58,7 +58,7 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
   const int key_rank = layout == KVLayout::vllm ? 5 : 4;
   require(key_cache.rank() == key_rank, "key_cache: rank ", key_cache.rank(), " with shape ",
           shape_to_string(key_cache.shape), ", expected ", cache_shape_doc(layout, CacheTensor::key),
-          layout == KVLayout::nhd ? " (NHD)" : "");
+          " (kv_layout ", kv_layout_name(layout), ")");
   const CacheDims dims = cache_dims(layout, CacheTensor::key, key_cache.shape);
   kv.num_blocks = static_cast<std::int32_t>(dims.num_blocks);
   kv.num_kv_heads = static_cast<std::int32_t>(dims.num_kv_heads);

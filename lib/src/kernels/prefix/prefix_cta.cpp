@@ -132,6 +132,11 @@ void run_cta(const PrefixProblem& p, const PrefixCta& cta, T* out) {
     if (tile.kind == PrefixTileKind::context) {
       load_context(p, cta, kv_head, tile, true, kt.data(), {1, jpad});
       load_context(p, cta, kv_head, tile, false, v.data(), {hs, 1});
+    } else if (p.new_kv_source == NewKVSource::cache) {  // the new tokens' slots, as context is read
+      PrefixTile cached = tile;
+      cached.key_begin = k_pos0;
+      load_context(p, cta, kv_head, cached, true, kt.data(), {1, jpad});
+      load_context(p, cta, kv_head, cached, false, v.data(), {hs, 1});
     } else {
       load_new(p, cta, kv_head, tile, kt.data(), jpad, v.data(), row.data());
     }

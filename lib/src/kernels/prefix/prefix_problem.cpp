@@ -17,12 +17,22 @@ std::vector<std::int32_t> read_i32(const TensorView& t, const char* name, std::i
   return v;
 }
 
-/// The prefix kernel reads only the context from the cache: the table must cover ctx_len tokens.
-void check_context_blocks(const PagedKV& kv, std::int32_t seq, std::int32_t seq_len, std::int32_t ctx_len) {
-  const std::int32_t used = blocks_for_tokens(ctx_len, kv.block_size);
-  require(used <= kv.max_blocks_per_seq, "block_tables[", seq, "]: the context of ", ctx_len,
-          " tokens (seq_lens[", seq, "] = ", seq_len, " minus query_len ", seq_len - ctx_len, ") needs ",
-          used, " blocks of ", kv.block_size, ", but the table has ", kv.max_blocks_per_seq, " columns");
+/// The table must cover the tokens the kernel reads from the cache: the context (ctx_len tokens),
+/// or the whole sequence when the new tokens are read from the cache too.
+void check_context_blocks(const PagedKV& kv, std::int32_t seq, std::int32_t seq_len, std::int32_t ctx_len,
+                          NewKVSource source) {
+  const bool whole = source == NewKVSource::cache;
+  const std::int32_t cached = whole ? seq_len : ctx_len;
+  const std::int32_t used = blocks_for_tokens(cached, kv.block_size);
+  if (whole) {
+    require(used <= kv.max_blocks_per_seq, "block_tables[", seq, "]: the ", seq_len, " tokens of seq_lens[",
+            seq, "] (new_kv_source cache: the new tokens are read from the cache too) need ", used,
+            " blocks of ", kv.block_size, ", but the table has ", kv.max_blocks_per_seq, " columns");
+  } else {
+    require(used <= kv.max_blocks_per_seq, "block_tables[", seq, "]: the context of ", ctx_len,
+            " tokens (seq_lens[", seq, "] = ", seq_len, " minus query_len ", seq_len - ctx_len, ") needs ",
+            used, " blocks of ", kv.block_size, ", but the table has ", kv.max_blocks_per_seq, " columns");
+  }
   const std::int32_t* row = kv.block_table(seq);
   for (std::int32_t b = 0; b < used; ++b)
     require(row[b] >= 0 && row[b] < kv.num_blocks, "block_tables[", seq, "][", b, "] = ", row[b],
@@ -82,8 +92,10 @@ PrefixProblem make_prefix_problem(const PrefixArgs& args) {
   p.kv = make_paged_kv(args, p.num_seqs, num_kv_heads, p.head_size, q.dtype);
   for (std::int32_t s = 0; s < p.num_seqs; ++s) {
     const std::int32_t seq_len = p.seq_lens[static_cast<std::size_t>(s)];
-    check_context_blocks(p.kv, s, seq_len, seq_len - p.query_lens[static_cast<std::size_t>(s)]);
+    check_context_blocks(p.kv, s, seq_len, seq_len - p.query_lens[static_cast<std::size_t>(s)],
+                         args.new_kv_source);
   }
+  p.new_kv_source = args.new_kv_source;
   p.scalars = make_scalars(args.options, p.num_heads, p.head_size);
 
   PrefixShape shape;

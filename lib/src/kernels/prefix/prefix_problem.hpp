@@ -20,6 +20,7 @@ struct PrefixProblem {
   std::vector<std::int32_t> seq_lens, query_start_loc, query_lens;
   AttentionScalars scalars;
   PrefixPlan plan;
+  NewKVSource new_kv_source = NewKVSource::input;
 
   std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
 };
