@@ -118,11 +118,15 @@ __device__ __forceinline__ float round_to(float x) {
 }
 
 /// A cache element as the kernel uses it: the activation value itself, or for fp8
-/// round_to_activation(float(fp8) * scale) (vLLM's scaled_convert: fp32 product, one rounding).
-template <DType Q, DType C>
+/// round_to_activation(float(fp8) * scale) (vLLM's scaled_convert: fp32 product, one rounding),
+/// rounded to half instead when THROUGH_HALF (f32 activations in vectors of 2+:
+/// fp8_dequant_through_half in decode_geometry.hpp).
+template <DType Q, DType C, bool THROUGH_HALF = false>
 __device__ __forceinline__ float cache_value(typename Elem<C>::type bits, float scale) {
   if constexpr (C == Q)
     return to_float<Q>(bits);
+  else if constexpr (THROUGH_HALF)
+    return round_to<DType::f16>(__fmul_rn(to_float<C>(bits), scale));
   else
     return round_to<Q>(__fmul_rn(to_float<C>(bits), scale));
 }
@@ -363,7 +367,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
                              false, k);
       PAO_UNROLL
       for (int l = 0; l < VEC; ++l) {
-        const float kf = cache_value<Q, C>(k[l], k_scale);
+        const float kf = cache_value<Q, C, fp8_dequant_through_half(Q, VEC)>(k[l], k_scale);
         acc[l] = j == 0 ? __fmul_rn(q_s[dim0 + l], kf) : __fmaf_rn(q_s[dim0 + l], kf, acc[l]);
       }
     }
@@ -424,7 +428,9 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
                             true, v);
       float vf[VV];
       PAO_UNROLL
-      for (int j = 0; j < VV; ++j) vf[j] = tok0 + j < tokens.end ? cache_value<Q, C>(v[j], v_scale) : 0.0f;
+      for (int j = 0; j < VV; ++j)
+        vf[j] =
+            tok0 + j < tokens.end ? cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale) : 0.0f;
       acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
     }
   }

@@ -28,6 +28,7 @@
 #include "pao/cuda/prefix_launch.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "support/decode_cases.hpp"
 
 using namespace pao;
 using namespace pao::cuda;
@@ -248,6 +249,15 @@ TEST_CASE("the CUDA kernels, emulated thread by thread, equal the oracle on the 
 
 TEST_CASE("the CUDA kernels, emulated thread by thread, equal the oracle on the smoke suite") {
   check_suite("smoke");
+}
+
+TEST_CASE("emulated CUDA decode: f32 over fp8 with a scale of 4e-4 rounds through half as vLLM does") {
+  // The oracle's kernel precision follows vLLM's half2 path (fp8_dequant_through_half); so must
+  // the CUDA kernel, bit for bit: K with vectors of 1 (block 8), 2 (16) and 4 (32), V always.
+  for (const std::int32_t bs : {8, 16, 32})
+    for (const auto kv : {cases::KVCacheDType::fp8_e4m3, cases::KVCacheDType::fp8_e5m2}) {
+      check_decode_case(pao::test::f32_over_fp8_case(bs, kv, {1, 37, 130}));
+    }
 }
 
 TEST_CASE("emulated CUDA prefix: new tokens read back from an fp8 cache, HND and NHD caches") {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pao/cases/case_tensors.hpp"
+#include "pao/cases/suite.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/diff.hpp"
@@ -212,4 +213,30 @@ TEST_CASE("a vendor whose V2 partitions differently: partials not compared, out 
   // An override is checked like a case file.
   CHECK_THROWS_WITH_AS(cases::override_field(c, "partition_size", "24", "p24"),
                        doctest::Contains("partition_size"), Error);
+}
+
+TEST_CASE("the conventions suite: every golden is sound and the oracle's own outputs pass it") {
+  test::TempDir dir;
+  int reshape = 0, hnd = 0, incompatible = 0;
+  for (const auto& c : cases::expand_suite(cases::find_suite("conventions", cases::cases_dir()), false)) {
+    INFO(c.id);
+    const Written w = write_golden(dir, c, c.id);
+    NamedTensorViews outputs;
+    if (c.kernel == cases::CaseKernel::reshape_and_cache) {
+      ++reshape;
+      outputs.emplace_back("key_cache", w.g.find("key_cache")->view());
+      outputs.emplace_back("value_cache", w.g.find("value_cache")->view());
+    } else {
+      outputs.emplace_back("out",
+                           w.g.find(c.kernel == cases::CaseKernel::decode ? "v2.out" : "prefix.out")->view());
+    }
+    hnd += c.kv_layout == KVLayout::hnd;
+    incompatible += w.g.metadata.at("vllm_compatible") == "false";
+    std::string vendor = c.id;
+    vendor.append("-vendor");
+    CHECK(diff_outputs(dir, w.path, outputs, vendor).passed());  // invariants checked too
+  }
+  CHECK(reshape >= 6);
+  CHECK(hnd >= 8);
+  CHECK(incompatible == 4);  // two fp8 cache-source prefixes, the decode window, ALiBi + window
 }

@@ -3,6 +3,7 @@
 // that every value of every axis appears, with sequence lengths kept small for CI.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,28 @@ inline std::vector<cases::Case> all_decode_cases() {
   auto cases = vllm_grid_cases();
   for (auto& c : feature_cases()) cases.push_back(c);
   return cases;
+}
+
+/// f32 queries over an fp8 cache with a scale of 4e-4 (not a power of two): where vLLM's half2
+/// dequantisation path shows (fp8_dequant_through_half). 4 heads on 2, head_size 64.
+inline cases::Case f32_over_fp8_case(std::int32_t block_size, cases::KVCacheDType kv,
+                                     std::vector<std::int32_t> seq_lens) {
+  cases::Case c;
+  c.num_seqs = static_cast<std::int32_t>(seq_lens.size());
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_size = 64;
+  c.block_size = block_size;
+  c.dtype = DType::f32;
+  c.kv_cache_dtype = kv;
+  c.k_scale = 4e-4;
+  c.v_scale = 4e-4;
+  c.max_seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
+  c.seq_lens = std::move(seq_lens);
+  c.partition_size = 64;
+  c.id = "f32-fp8-scale4e-4-b";
+  c.id.append(std::to_string(block_size));
+  return c;
 }
 
 }  // namespace pao::test

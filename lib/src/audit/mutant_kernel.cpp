@@ -7,6 +7,7 @@
 
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
+#include "pao/kernels/decode_geometry.hpp"
 #include "pao/kernels/logits.hpp"
 #include "pao/numerics/element.hpp"
 #include "pao/plan/partition.hpp"
@@ -30,6 +31,8 @@ class Mutant {
  public:
   Mutant(const Case& c, const golden::GoldenTensors& g, const MutantOptions& o)
       : c_(c), o_(o), D_(c.head_size), dtype_(c.dtype), cache_dtype_(c.cache_storage_dtype()) {
+    require(c.kernel != CaseKernel::reshape_and_cache, "mutant kernel: case ", c.id,
+            " is a reshape_and_cache case: the mutation library plants attention bugs");
     query_ = need(g, "query").to_f64();
     block_tables_ = &need(g, "block_tables");
     const Tensor& kc = need(g, "key_cache");
@@ -104,9 +107,16 @@ class Mutant {
     const bool fp8 = is_fp8(cache_dtype_);
     const bool ignored = key ? o_.bug == Bug::k_scale_ignored : o_.bug == Bug::v_scale_ignored;
     const float scale = ignored ? 1.0f : c_.kv_scale(key ? CacheTensor::key : CacheTensor::value, g);
+    // vLLM's decode kernel rounds an f32 activation's dequantised fp8 through half when it loads
+    // vectors of 2+ (fp8_dequant_through_half); its Triton prefix kernel does not.
+    const bool decode = c_.kernel == CaseKernel::decode;
+    const bool through_half =
+        decode && fp8_dequant_through_half(dtype_, key ? geometry_.vec_size : geometry_.v_vec_size);
     for (std::int32_t d = 0; d < D_; ++d) {
       const float v = data[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))];
-      out[d] = fp8 ? round_act(v * scale) : v;
+      out[d] = !fp8           ? v
+               : through_half ? static_cast<float>(round_to_dtype(DType::f16, v * scale))
+                              : round_act(v * scale);
     }
   }
 
@@ -263,6 +273,8 @@ class Mutant {
 
   const Case& c_;
   const cases::KernelFeatures features_ = cases::kernel_features(c_);
+  const DecodeGeometry geometry_ = DecodeGeometry::make(c_.warp_size, c_.threads_per_cta, c_.block_size,
+                                                        static_cast<std::int32_t>(dtype_size(c_.dtype)));
   const MutantOptions o_;
   const std::int32_t D_;
   const DType dtype_, cache_dtype_;

@@ -69,7 +69,10 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
     id += tag;
     id += value;
   };
-  add("h", std::to_string(c.num_heads) + "x" + std::to_string(c.num_kv_heads));
+  if (c.kernel == CaseKernel::reshape_and_cache)
+    add("h", std::to_string(c.num_kv_heads));
+  else
+    add("h", std::to_string(c.num_heads) + "x" + std::to_string(c.num_kv_heads));
   add("d", std::to_string(c.head_size));
   add("b", std::to_string(c.block_size));
   add(dtype_name(c.dtype));
@@ -87,7 +90,8 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
     if (c.partition_size != 512) add("p", std::to_string(c.partition_size));
     if (c.warp_size != 32) add("w", std::to_string(c.warp_size));
     if (c.threads_per_cta != 128) add("t", std::to_string(c.threads_per_cta));
-  } else if (c.block_m != 128 || c.block_n != 64 || c.context_tile != 32) {
+  } else if (c.kernel == CaseKernel::prefix &&
+             (c.block_m != 128 || c.block_n != 64 || c.context_tile != 32)) {
     add("m",
         std::to_string(c.block_m) + "n" + std::to_string(c.block_n) + "c" + std::to_string(c.context_tile));
   }
@@ -99,7 +103,9 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
   if (!c.poison_unused) add("nopoison");
   if (c.kernel == CaseKernel::prefix && c.new_kv_source == NewKVSource::cache) add("kvcache");
   if (c.vllm_faithful) add("vllmfaithful");
-  if (c.kernel == CaseKernel::prefix) add("q", lengths(c.query_lens));
+  if (c.kernel == CaseKernel::reshape_and_cache && c.padding_tokens != 2)
+    add("pad", std::to_string(c.padding_tokens));
+  if (has_new_tokens(c.kernel)) add("q", lengths(c.query_lens));
   if (seq_lens_given) {
     add("l", lengths(c.seq_lens));
     if (max_seq_len_given) add("L", std::to_string(c.max_seq_len));

@@ -43,6 +43,7 @@ const std::vector<std::string_view> kFields = {
     "num_heads",
     "num_kv_heads",
     "num_seqs",
+    "padding_tokens",
     "partition_size",
     "poison_unused",
     "query_lens",
@@ -58,6 +59,9 @@ const std::vector<std::string_view> kFields = {
     "warp_size",
 };
 const std::vector<std::string_view> kDecodeOnly = {"partition_size", "warp_size", "threads_per_cta"};
+/// Fields of an attention kernel that a reshape_and_cache case does not take.
+const std::vector<std::string_view> kAttentionOnly = {"num_heads", "scale",          "alibi",
+                                                      "soft_cap",  "sliding_window", "vllm_faithful"};
 const std::vector<std::string_view> kPrefixOnly = {
     "query_lens", "block_m", "block_n", "context_tile", "max_query_len", "cache_new_tokens", "new_kv_source"};
 
@@ -169,12 +173,20 @@ void check_field_names(const json& j, std::string_view source, CaseKernel kernel
       fail("case ", source, ": unknown field '", key, "'",
            best.empty() ? std::string() : " (did you mean '" + best + "'?)", "; known fields: ", known.str());
     }
-    if (kernel == CaseKernel::prefix && contains(kDecodeOnly, key))
+    const std::string k = to_string(kernel);
+    if (kernel != CaseKernel::decode && contains(kDecodeOnly, key))
+      fail("case ", source, ": field '", key, "' applies to decode cases only (this case has kernel \"", k,
+           "\")");
+    const bool reshape = kernel == CaseKernel::reshape_and_cache;
+    if ((kernel == CaseKernel::decode || (reshape && key != "query_lens")) && contains(kPrefixOnly, key))
+      fail("case ", source, ": field '", key, "' applies to prefix cases only (this case has kernel \"", k,
+           "\")");
+    if (reshape && contains(kAttentionOnly, key))
+      fail("case ", source, ": field '", key, "' applies to attention kernels (this case has kernel \"", k,
+           "\")");
+    if (!reshape && key == "padding_tokens")
       fail("case ", source, ": field '", key,
-           "' applies to decode cases only (this case has kernel \"prefix\")");
-    if (kernel == CaseKernel::decode && contains(kPrefixOnly, key))
-      fail("case ", source, ": field '", key,
-           "' applies to prefix cases only (this case has kernel \"decode\")");
+           "' applies to reshape_and_cache cases only (this case has kernel \"", k, "\")");
   }
 }
 
@@ -189,8 +201,9 @@ DType parse_activation(const Fields& f, std::string_view name) {
 
 void resolve_lengths(const Fields& f, Case& c) {
   const bool given = f.has("seq_lens");
-  if (c.kernel == CaseKernel::prefix) {
-    if (!f.has("query_lens")) f.bad("query_lens", "is required for prefix cases (new tokens per sequence)");
+  if (has_new_tokens(c.kernel)) {
+    if (!f.has("query_lens"))
+      f.bad("query_lens", "is required for " + to_string(c.kernel) + " cases (new tokens per sequence)");
     c.query_lens = f.lengths("query_lens");
   }
   if (given) {
@@ -198,12 +211,12 @@ void resolve_lengths(const Fields& f, Case& c) {
   } else if (!f.has("max_seq_len")) {
     f.bad("seq_lens", "is required (or max_seq_len, for lengths drawn from the seed)");
   }
-  const std::size_t declared = c.kernel == CaseKernel::prefix ? c.query_lens.size() : c.seq_lens.size();
+  const std::size_t declared = has_new_tokens(c.kernel) ? c.query_lens.size() : c.seq_lens.size();
   if (f.has("num_seqs")) {
     c.num_seqs = f.i32("num_seqs", 1, 0);
     if (declared != 0 && static_cast<std::size_t>(c.num_seqs) != declared)
       f.bad("num_seqs", "= " + std::to_string(c.num_seqs) + " but " +
-                            (c.kernel == CaseKernel::prefix ? "query_lens" : "seq_lens") + " has " +
+                            (has_new_tokens(c.kernel) ? "query_lens" : "seq_lens") + " has " +
                             std::to_string(declared) + " entries");
   } else if (declared != 0) {
     c.num_seqs = static_cast<std::int32_t>(declared);
@@ -228,7 +241,7 @@ void resolve_lengths(const Fields& f, Case& c) {
   if (c.max_seq_len < longest)
     f.bad("max_seq_len", "= " + std::to_string(c.max_seq_len) + " is less than the longest seq_len " +
                              std::to_string(longest));
-  if (c.kernel == CaseKernel::prefix) {
+  if (has_new_tokens(c.kernel)) {
     for (std::size_t s = 0; s < c.seq_lens.size(); ++s)
       if (c.seq_lens[s] < c.query_lens[s])
         f.bad("seq_lens", "[" + std::to_string(s) + "] = " + std::to_string(c.seq_lens[s]) +
@@ -258,14 +271,18 @@ Case parse_case_object(const json& j, std::string_view source) {
     c.kernel = CaseKernel::decode;
   } else if (kernel == "prefix") {
     c.kernel = CaseKernel::prefix;
+  } else if (kernel == "reshape_and_cache") {
+    c.kernel = CaseKernel::reshape_and_cache;
   } else {
-    f.bad("kernel", "= \"" + kernel + "\": expected \"decode\" or \"prefix\"");
+    f.bad("kernel", "= \"" + kernel + "\": expected \"decode\", \"prefix\" or \"reshape_and_cache\"");
   }
   check_field_names(j, source, c.kernel);
 
-  if (!f.has("num_heads")) f.bad("num_heads", "is required");
+  const bool reshape = c.kernel == CaseKernel::reshape_and_cache;
+  if (reshape && !f.has("num_kv_heads")) f.bad("num_kv_heads", "is required");
+  if (!reshape && !f.has("num_heads")) f.bad("num_heads", "is required");
   if (!f.has("head_size")) f.bad("head_size", "is required");
-  c.num_heads = f.i32("num_heads", 1, 0);
+  c.num_heads = reshape ? f.i32("num_kv_heads", 1, 0) : f.i32("num_heads", 1, 0);  // reshape: no query
   c.num_kv_heads = f.i32("num_kv_heads", 1, c.num_heads);
   if (c.num_heads % c.num_kv_heads != 0)
     f.bad("num_heads", "= " + std::to_string(c.num_heads) +
@@ -344,6 +361,8 @@ Case parse_case_object(const json& j, std::string_view source) {
     if (c.threads_per_cta % c.warp_size != 0)
       f.bad("threads_per_cta", "= " + std::to_string(c.threads_per_cta) +
                                    " is not a multiple of warp_size = " + std::to_string(c.warp_size));
+  } else if (c.kernel == CaseKernel::reshape_and_cache) {
+    c.padding_tokens = f.i32("padding_tokens", 0, 2);
   } else {
     c.block_m = f.i32("block_m", 1, 128);
     c.block_n = f.i32("block_n", 1, 64);
@@ -414,7 +433,17 @@ ValueDistribution parse_value_distribution(const std::string& name) {
        "' (expected uniform, large_logits, near_ties, dominant_token, all_equal, small_integers)");
 }
 
-std::string to_string(CaseKernel kernel) { return kernel == CaseKernel::decode ? "decode" : "prefix"; }
+std::string to_string(CaseKernel kernel) {
+  switch (kernel) {
+    case CaseKernel::decode:
+      return "decode";
+    case CaseKernel::prefix:
+      return "prefix";
+    case CaseKernel::reshape_and_cache:
+      return "reshape_and_cache";
+  }
+  return "?";
+}
 
 const std::vector<std::string_view>& case_field_names() { return kFields; }
 
@@ -454,7 +483,8 @@ std::string case_to_json(const Case& c, int indent) {
   j["id"] = c.id;
   j["kernel"] = to_string(c.kernel);
   j["num_seqs"] = c.num_seqs;
-  j["num_heads"] = c.num_heads;
+  const bool reshape = c.kernel == CaseKernel::reshape_and_cache;
+  if (!reshape) j["num_heads"] = c.num_heads;
   j["num_kv_heads"] = c.num_kv_heads;
   j["head_size"] = c.head_size;
   j["block_size"] = c.block_size;
@@ -463,10 +493,12 @@ std::string case_to_json(const Case& c, int indent) {
   j["kv_layout"] = kv_layout_name(c.kv_layout);
   j["k_scale"] = c.k_scale;
   j["v_scale"] = c.v_scale;
-  j["scale"] = c.scale ? json(*c.scale) : json(nullptr);
-  j["alibi"] = c.alibi;
-  j["soft_cap"] = c.soft_cap;
-  j["sliding_window"] = c.sliding_window;
+  if (!reshape) {
+    j["scale"] = c.scale ? json(*c.scale) : json(nullptr);
+    j["alibi"] = c.alibi;
+    j["soft_cap"] = c.soft_cap;
+    j["sliding_window"] = c.sliding_window;
+  }
   j["seed"] = c.seed;
   j["num_blocks"] = c.num_blocks;
   j["seq_lens"] = c.seq_lens;
@@ -476,6 +508,9 @@ std::string case_to_json(const Case& c, int indent) {
     j["partition_size"] = c.partition_size;
     j["warp_size"] = c.warp_size;
     j["threads_per_cta"] = c.threads_per_cta;
+  } else if (reshape) {
+    j["query_lens"] = c.query_lens;
+    j["padding_tokens"] = c.padding_tokens;
   } else {
     j["query_lens"] = c.query_lens;
     j["block_m"] = c.block_m;
@@ -534,7 +569,7 @@ DType cache_storage_dtype(KVCacheDType t, DType dtype) {
 DType Case::cache_storage_dtype() const { return cases::cache_storage_dtype(kv_cache_dtype, dtype); }
 
 std::int32_t Case::context_len(std::size_t s) const {
-  return seq_lens.at(s) - (kernel == CaseKernel::prefix ? query_lens.at(s) : 1);
+  return seq_lens.at(s) - (has_new_tokens(kernel) ? query_lens.at(s) : 1);
 }
 
 std::int32_t Case::num_tokens() const {
@@ -580,9 +615,16 @@ std::int32_t max_num_partitions(const Case& c) {
 
 std::string describe(const Case& c) {
   std::ostringstream os;
-  os << to_string(c.kernel) << ", " << c.num_seqs << " seqs (longest " << c.max_seq_len << "), heads "
-     << c.num_heads << "/" << c.num_kv_heads << ", head_size " << c.head_size << ", block " << c.block_size
-     << ", " << dtype_name(c.dtype) << " (cache " << kv_cache_dtype_name(c.kv_cache_dtype) << ")";
+  os << to_string(c.kernel) << ", " << c.num_seqs << " seqs (longest " << c.max_seq_len << "), ";
+  if (c.kernel == CaseKernel::reshape_and_cache)
+    os << c.num_tokens() << " tokens written + " << c.padding_tokens << " padding, kv heads "
+       << c.num_kv_heads;
+  else
+    os << "heads " << c.num_heads << "/" << c.num_kv_heads;
+  os << ", head_size " << c.head_size << ", block " << c.block_size << ", " << dtype_name(c.dtype)
+     << " (cache " << kv_cache_dtype_name(c.kv_cache_dtype);
+  if (c.kv_layout != KVLayout::vllm) os << ", " << kv_layout_name(c.kv_layout);
+  os << ")";
   if (c.kernel == CaseKernel::decode) os << ", partition " << c.partition_size;
   if (c.alibi) os << ", alibi";
   if (c.soft_cap > 0) os << ", soft_cap " << c.soft_cap;
@@ -608,7 +650,7 @@ bool operator==(const Case& a, const Case& b) {
          a.v_head_scales == b.v_head_scales && a.max_query_len == b.max_query_len &&
          a.cache_new_tokens == b.cache_new_tokens && a.extra_table_columns == b.extra_table_columns &&
          a.poison_unused == b.poison_unused && a.new_kv_source == b.new_kv_source &&
-         a.vllm_faithful == b.vllm_faithful;
+         a.vllm_faithful == b.vllm_faithful && a.padding_tokens == b.padding_tokens;
 }
 
 }  // namespace pao::cases

@@ -335,4 +335,40 @@ PrefixCase make_prefix_case(const Case& spec) {
   return c;
 }
 
+ReshapeCase make_reshape_case(const Case& spec) {
+  check_case(spec, CaseKernel::reshape_and_cache);
+  // The same pool, context and new tokens as the prefix step of these lengths, with the new tokens
+  // not yet written.
+  Case step = spec;
+  step.kernel = CaseKernel::prefix;
+  step.cache_new_tokens = false;
+  PrefixCase p = make_prefix_case(step);
+  ReshapeCase r;
+  r.spec = spec;
+  const std::int64_t T = p.key.size(0), rows = T + spec.padding_tokens;
+  const std::int64_t width = std::int64_t{spec.num_kv_heads} * spec.head_size;
+  // Padding rows: values of their own stream (they must not reach the cache).
+  Rng rng(spec.seed ^ 0x70616464ULL);  // "padd"
+  for (Tensor* t : {&r.key, &r.value}) {
+    const Tensor& src = t == &r.key ? p.key : p.value;
+    std::vector<double> v = src.to_f64();
+    v.resize(static_cast<std::size_t>(rows * width));
+    for (std::size_t i = static_cast<std::size_t>(T * width); i < v.size(); ++i)
+      v[i] = rng.uniform(-1.0, 1.0);
+    *t = from_f64(spec.dtype, {rows, spec.num_kv_heads, spec.head_size}, v);
+  }
+  r.slot_mapping = Tensor(DType::i64, {rows});
+  for (std::int64_t i = 0; i < rows; ++i)
+    r.slot_mapping.data<std::int64_t>()[i] = i < T ? p.slot_mapping.data<std::int64_t>()[i] : -1;
+  r.key_cache_before = Tensor::copy_of(p.key_cache.view());
+  r.value_cache_before = Tensor::copy_of(p.value_cache.view());
+  reshape_and_cache(r.key, r.value, p.key_cache, p.value_cache, r.slot_mapping, spec.kv_layout,
+                    attention_options(spec, {}));
+  r.key_cache = std::move(p.key_cache);
+  r.value_cache = std::move(p.value_cache);
+  r.block_tables = std::move(p.block_tables);
+  r.seq_lens = std::move(p.seq_lens);
+  return r;
+}
+
 }  // namespace pao::cases

@@ -13,7 +13,7 @@ std::vector<std::string> vllm_incompatibilities(const Case& c) {
     reasons.push_back(os.str());
   };
   const bool prefix = c.kernel == CaseKernel::prefix;
-  if (!prefix && c.sliding_window > 0)
+  if (c.kernel == CaseKernel::decode && c.sliding_window > 0)
     add("vLLM's paged_attention_v1/v2 have no sliding window: they attend to every token "
         "(sliding_window ",
         c.sliding_window, " would be dropped)");
@@ -22,9 +22,10 @@ std::vector<std::string> vllm_incompatibilities(const Case& c) {
         "sliding-window parameter (sliding_window ",
         c.sliding_window, " would be dropped)");
   if (c.soft_cap > 0)
-    add("vLLM's ", prefix ? "context_attention_fwd" : "paged_attention_v1/v2",
-        " take no logits soft-cap (soft_cap ", c.soft_cap, " would be dropped)");
-  if (prefix && c.new_kv_source == NewKVSource::cache)
+    add("vLLM's ", prefix ? "context_attention_fwd takes" : "paged_attention_v1/v2 take",
+        " no logits soft-cap (soft_cap ", c.soft_cap, " would be dropped)");
+  // With a cache of the activation dtype the two sources hold the same values.
+  if (prefix && c.new_kv_source == NewKVSource::cache && c.kv_cache_dtype != KVCacheDType::auto_dtype)
     add("vLLM's context_attention_fwd reads the new tokens from key / value, not from the quantised "
         "cache (new_kv_source \"cache\" is FlashAttention's, FlashInfer's and IPEX's convention)");
   return reasons;

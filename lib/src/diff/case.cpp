@@ -9,6 +9,7 @@
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
+#include "pao/diff/cache_write.hpp"
 #include "pao/diff/diff.hpp"
 #include "pao/golden/invariants.hpp"
 #include "pao/golden/reader.hpp"
@@ -227,9 +228,44 @@ bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, GoldenView&
   return true;
 }
 
+/// reshape_and_cache: the vendor's written caches, bit for bit (diff/cache_write.hpp).
+void diff_cache_write(CaseReport& rep, const cases::Case& gc, GoldenView& g,
+                      const golden::TensorFile& actual) {
+  std::vector<std::string> names;
+  const auto& inputs = golden::golden_input_names(gc.kernel);
+  for (const auto& name : actual.names())
+    if (name != "key_cache" && name != "value_cache" &&
+        std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      rep.notes.push_back("ignored '" + name +
+                          "': a reshape_and_cache case compares key_cache and value_cache");
+  for (const CacheTensor which : {CacheTensor::key, CacheTensor::value}) {
+    const bool key = which == CacheTensor::key;
+    const std::string name = key ? "key_cache" : "value_cache";
+    if (!actual.has(name)) continue;
+    const Tensor vendor = actual.read(name, g.tensor(name).dtype());
+    CacheWriteInput in;
+    in.golden_case = &gc;
+    in.which = which;
+    in.actual_name = name;
+    in.source = &g.tensor(key ? "key" : "value");
+    in.slot_mapping = &g.tensor("slot_mapping");
+    in.before = &g.tensor(key ? "key_cache_before" : "value_cache_before");
+    in.expected = &g.tensor(name);
+    in.actual = &vendor;
+    rep.tensors.push_back(compare_cache_write(in));
+    names.push_back(name);
+  }
+  if (names.empty())
+    fail(actual.path().string(),
+         ": holds none of the outputs of a reshape_and_cache case (key_cache, value_cache); it has: ",
+         join(actual.names()));
+}
+
 }  // namespace
 
 std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
+  if (kernel == CaseKernel::reshape_and_cache)
+    return name == "key_cache" || name == "value_cache" ? std::string(name) : "";
   if (name == "out" || name == "output") return "out";
   if (kernel == CaseKernel::prefix) return name == "prefix.out" ? "prefix.out" : "";
   if (name == "v1.out" || name == "v2.out") return std::string(name);
@@ -276,6 +312,10 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
   rep.description = cases::describe(gc);
   rep.golden = golden_path;
   rep.actual = actual_path;
+  if (gc.kernel == CaseKernel::reshape_and_cache) {
+    diff_cache_write(rep, gc, g, golden::TensorFile::open(actual_path));
+    return rep;
+  }
   const CaseGeometry geo =
       CaseGeometry::make(gc, g.tensor("block_tables"), g.tensor("seq_lens"),
                          gc.kernel == CaseKernel::prefix ? &g.tensor("query_start_loc") : nullptr);

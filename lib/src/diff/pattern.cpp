@@ -160,6 +160,7 @@ void Tallies::add(const Coords& c, bool mismatch, bool is_nonfinite, double abs_
     Tally& t = v[static_cast<std::size_t>(i)];
     ++t.compared;
     t.mismatched += mismatch;
+    t.nonfinite += is_nonfinite;
     if (std::isfinite(abs_error)) t.max_abs = std::max(t.max_abs, abs_error);
   };
   ++compared;
@@ -192,6 +193,16 @@ std::string to_string(Pattern p) {
       return "whole-sequence";
     case Pattern::scattered:
       return "scattered";
+    case Pattern::scale_ignored:
+      return "scale-ignored";
+    case Pattern::double_rounding:
+      return "double-rounding";
+    case Pattern::one_ulp:
+      return "one-ulp";
+    case Pattern::not_written:
+      return "not-written";
+    case Pattern::outside_slots:
+      return "outside-slots";
   }
   return "?";
 }

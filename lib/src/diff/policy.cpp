@@ -39,6 +39,8 @@ std::string to_string(Rule rule) {
       return "elementwise";
     case Rule::nmse:
       return "nmse";
+    case Rule::bitwise:
+      return "bitwise";
   }
   return "?";
 }
@@ -192,6 +194,8 @@ std::string describe(const Policy& p) {
       return "elementwise: |a - e| <= " + number(p.atol) + " + " + number(p.rtol) + " |e|";
     case Rule::nmse:
       return "nmse: sum (a - e)^2 / sum e^2 <= " + number(p.nmse);
+    case Rule::bitwise:
+      return "bitwise: every element of the written cache equals the golden's";
   }
   return "?";
 }

@@ -54,12 +54,15 @@ std::string criterion(const TensorReport& t) {
       os << "nmse " << sci(t.nmse) << (t.passed ? " <= " : " > ") << sci(t.policy.nmse) << " vs "
          << t.reference;
       break;
+    case Rule::bitwise:
+      os << "bitwise: " << t.mismatched << " of " << t.compared << " elements differ from " << t.reference;
+      break;
   }
   return os.str();
 }
 
 void summary(std::ostringstream& os, const char* title, const char* unit, const std::vector<Tally>& tallies,
-             std::size_t max_rows) {
+             std::size_t max_rows, bool show_max = true) {
   if (tallies.empty()) return;
   std::size_t shown = 0, bad = 0;
   std::ostringstream rows;
@@ -68,8 +71,11 @@ void summary(std::ostringstream& os, const char* title, const char* unit, const 
     if (t.mismatched == 0) continue;
     ++bad;
     if (shown == max_rows) continue;
-    rows << (shown ? " | " : "") << unit << " " << i << ": " << t.mismatched << "/" << t.compared << " max "
-         << sci(t.max_abs);
+    rows << (shown ? " | " : "") << unit << " " << i << ": " << t.mismatched << "/" << t.compared;
+    if (show_max) {  // a row of nothing but NaN has no finite error: say NaN, not max 0
+      rows << " max " << sci(t.max_abs);
+      if (t.nonfinite > 0) rows << " (" << t.nonfinite << " NaN/Inf)";
+    }
     ++shown;
   }
   if (bad == 0) return;
@@ -104,6 +110,13 @@ void tensor_text(std::ostringstream& os, const TensorReport& t, const TextOption
     os << "\n";
   }
   if (t.passed && !options.verbose) return;
+  if (t.policy.rule == Rule::bitwise) {  // a cache write: where, and the pattern
+    if (!t.passed)
+      os << "      pattern: " << to_string(t.verdict.pattern) << " — " << t.verdict.detail << "\n";
+    summary(os, "per seq:       ", "seq", t.per_seq, options.max_rows, false);
+    summary(os, "per kv head:   ", "head", t.per_head, options.max_rows, false);
+    return;
+  }
   os << "      mismatched " << t.mismatched << " of " << t.compared << " ("
      << percent(t.mismatched, t.compared) << ")";
   if (t.excluded > 0) os << "; " << t.excluded << " excluded (partitions past a sequence's end)";

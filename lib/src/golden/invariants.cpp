@@ -6,12 +6,15 @@
 #include <limits>
 #include <sstream>
 
+#include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
+#include "pao/diff/cache_write.hpp"
 #include "pao/diff/policy.hpp"
 #include "pao/golden/integrity.hpp"
 #include "pao/golden/tensors.hpp"
 #include "pao/kernels/logits.hpp"
+#include "pao/kernels/reshape_and_cache.hpp"
 #include "pao/numerics/element.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -54,6 +57,11 @@ class Checker {
 
   InvariantReport run() {
     read_lengths();
+    if (c_.kernel == CaseKernel::reshape_and_cache) {
+      report_.cache_write = true;
+      check_cache_write();
+      return finish();
+    }
     const bool decode = c_.kernel == CaseKernel::decode;
     const std::int64_t rows = decode ? c_.num_seqs : c_.num_tokens();
     const Shape out_shape{rows, c_.num_heads, c_.head_size};
@@ -72,6 +80,45 @@ class Checker {
   }
 
  private:
+  /// reshape_and_cache: the caches after are the caches before with vLLM's write applied, bit for
+  /// bit (recomputed here with pao::reshape_and_cache).
+  void check_cache_write() {
+    const Tensor key = file_.read("key"), value = file_.read("value"), slots = file_.read("slot_mapping");
+    Tensor key_after = file_.read("key_cache_before"), value_after = file_.read("value_cache_before");
+    const Tensor key_before = Tensor::copy_of(key_after.view()),
+                 value_before = Tensor::copy_of(value_after.view());
+    try {
+      reshape_and_cache(key, value, key_after, value_after, slots, c_.kv_layout,
+                        cases::attention_options(c_, {}));
+    } catch (const Error& e) {
+      violation("slot_mapping", "",
+                std::string("shapes: reshape_and_cache refuses the golden's inputs: ") + e.what());
+      return;
+    }
+    for (const CacheTensor which : {CacheTensor::key, CacheTensor::value}) {
+      const bool k = which == CacheTensor::key;
+      const Tensor golden = file_.read(k ? "key_cache" : "value_cache");
+      diff::CacheWriteInput in;
+      in.golden_case = &c_;
+      in.which = which;
+      in.actual_name = k ? "key_cache" : "value_cache";
+      in.source = k ? &key : &value;
+      in.slot_mapping = &slots;
+      in.before = k ? &key_before : &value_before;
+      in.expected = k ? &key_after : &value_after;
+      in.actual = &golden;
+      const diff::TensorReport r = diff::compare_cache_write(in);
+      report_.elements_checked += r.compared;
+      if (!r.problem.empty()) violation(in.actual_name, "", "shapes: " + r.problem);
+      if (r.mismatched > 0)
+        violation(in.actual_name, "",
+                  "cache write: " + std::to_string(r.mismatched) +
+                      " element(s) differ from key_cache_before / value_cache_before with reshape_and_cache "
+                      "applied; " +
+                      r.verdict.detail);
+    }
+  }
+
   void violation(const std::string& tensor, const std::string& index, const std::string& what) {
     ++report_.violation_count;
     if (report_.violations.size() < max_) report_.violations.push_back({tensor, index, what});
@@ -258,7 +305,8 @@ class Checker {
 
   /// The a-priori bound of a kernel-precision output row (docs/golden.md, "Golden integrity"):
   /// M (4u + 2^-20 + 4 delta), delta = 2^-24 ((D + 2) scale |q| max|k| + |slope| len + soft_cap)
-  /// bounds the fp32 error of one logit (its dot product, ALiBi bias and soft-cap).
+  /// bounds the fp32 error of one logit (its dot product, ALiBi bias and soft-cap); f32 decode over
+  /// fp8 adds vLLM's rounding of K and V through half.
   double kernel_bound(double u, const Range& r, std::int64_t row, std::int32_t head) const {
     double q_sq = 0;
     for (std::int32_t d = 0; d < c_.head_size; ++d) {
@@ -266,10 +314,16 @@ class Checker {
       q_sq += q * q;
     }
     const double slope = alibi_.empty() ? 0.0 : std::fabs(alibi_[static_cast<std::size_t>(head)]);
-    const double delta = 0x1p-24 * ((c_.head_size + 2) * static_cast<double>(cases::effective_scale(c_)) *
-                                        std::sqrt(q_sq) * r.max_key_norm +
-                                    slope * r.rows + features_.soft_cap);
-    return r.max_abs * (4 * u + 0x1p-20 + 4 * delta);
+    const double scale = cases::effective_scale(c_);
+    // f32 decode over fp8: vLLM's half2 path rounds the dequantised K and V to half
+    // (fp8_dequant_through_half): 2^-11 relative on each, 2^-25 absolute where the half is subnormal.
+    const bool half_path =
+        c_.kernel == CaseKernel::decode && c_.dtype == DType::f32 && is_fp8(c_.cache_storage_dtype());
+    const double hu = half_path ? 0x1p-11 : 0.0, ha = half_path ? 0x1p-25 : 0.0;
+    const double delta = 0x1p-24 * ((c_.head_size + 2) * scale * std::sqrt(q_sq) * r.max_key_norm +
+                                    slope * r.rows + features_.soft_cap) +
+                         scale * std::sqrt(q_sq) * (hu * r.max_key_norm + ha * std::sqrt(c_.head_size));
+    return r.max_abs * (4 * u + 0x1p-20 + 4 * delta + hu) + ha;
   }
 
   void check_kernel(const Values& k) {

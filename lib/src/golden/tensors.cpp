@@ -93,6 +93,9 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
     put(m, "max_num_partitions", std::to_string(max_num_partitions(c)));
     put(m, "warp_size", std::to_string(c.warp_size));
     put(m, "threads_per_cta", std::to_string(c.threads_per_cta));
+  } else if (c.kernel == CaseKernel::reshape_and_cache) {
+    put(m, "query_lens", join(c.query_lens));
+    put(m, "padding_tokens", std::to_string(c.padding_tokens));
   } else {
     put(m, "query_lens", join(c.query_lens));
     put(m, "block_m", std::to_string(c.block_m));
@@ -145,6 +148,20 @@ void make_prefix(const Case& c, GoldenTensors& g) {
   t.emplace_back("prefix.out", std::move(kernel.out));
 }
 
+void make_reshape(const Case& c, GoldenTensors& g) {
+  cases::ReshapeCase rc = cases::make_reshape_case(c);
+  auto& t = g.tensors;
+  t.emplace_back("key", std::move(rc.key));
+  t.emplace_back("value", std::move(rc.value));
+  t.emplace_back("slot_mapping", std::move(rc.slot_mapping));
+  t.emplace_back("key_cache_before", std::move(rc.key_cache_before));
+  t.emplace_back("value_cache_before", std::move(rc.value_cache_before));
+  t.emplace_back("block_tables", std::move(rc.block_tables));
+  t.emplace_back("seq_lens", std::move(rc.seq_lens));
+  t.emplace_back("key_cache", std::move(rc.key_cache));
+  t.emplace_back("value_cache", std::move(rc.value_cache));
+}
+
 }  // namespace
 
 std::string format_f32(float v) {
@@ -171,6 +188,9 @@ const std::vector<std::string>& golden_input_names(CaseKernel kernel) {
   static const std::vector<std::string> prefix = {
       "query",        "key",      "value",           "key_cache",   "value_cache",
       "block_tables", "seq_lens", "query_start_loc", "alibi_slopes"};
+  static const std::vector<std::string> reshape = {
+      "key", "value", "slot_mapping", "key_cache_before", "value_cache_before", "block_tables", "seq_lens"};
+  if (kernel == CaseKernel::reshape_and_cache) return reshape;
   return kernel == CaseKernel::decode ? decode : prefix;
 }
 
@@ -178,6 +198,8 @@ const std::vector<std::string>& golden_output_names(CaseKernel kernel) {
   static const std::vector<std::string> decode = {"out",        "out_exact",     "v1.out",     "v2.out",
                                                   "v2.tmp_out", "v2.max_logits", "v2.exp_sums"};
   static const std::vector<std::string> prefix = {"out", "out_exact", "prefix.out"};
+  static const std::vector<std::string> reshape = {"key_cache", "value_cache"};
+  if (kernel == CaseKernel::reshape_and_cache) return reshape;
   return kernel == CaseKernel::decode ? decode : prefix;
 }
 
@@ -189,6 +211,8 @@ double estimated_cost(const Case& c) {
     tokens += c.seq_lens[s];
     if (c.kernel == CaseKernel::decode) {
       work += 3.0 * c.seq_lens[s] * width;  // exact V1, kernel V1, kernel V2
+    } else if (c.kernel == CaseKernel::reshape_and_cache) {
+      work += 2.0 * c.query_lens[s] * kv_width;  // the write, and the copy of the caches
     } else {
       const double q = c.query_lens[s];
       work += 2.0 * q * (c.seq_lens[s] - q / 2) * width;  // exact and kernel, causal
@@ -202,6 +226,8 @@ GoldenTensors make_golden(const Case& c) {
   g.golden_case = c;
   if (c.kernel == CaseKernel::decode) {
     make_decode(c, g);
+  } else if (c.kernel == CaseKernel::reshape_and_cache) {
+    make_reshape(c, g);
   } else {
     make_prefix(c, g);
   }

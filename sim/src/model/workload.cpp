@@ -145,6 +145,8 @@ void validate_workload(const Workload& w) {
 }
 
 Workload workload_of(const cases::Case& c) {
+  require(c.kernel != cases::CaseKernel::reshape_and_cache, "case ", c.id,
+          ": a reshape_and_cache case has no attention kernel to time");
   Workload w;
   static_cast<LaunchShape&>(w) = c;
   w.seq_lens = c.seq_lens;

@@ -24,8 +24,12 @@
 
 namespace pao::cases {
 
-enum class CaseKernel : std::uint8_t { decode, prefix };
+/// decode: paged_attention_v1/v2; prefix: context_attention_fwd; reshape_and_cache: the cache
+/// write of a prefix step (query_lens new tokens per sequence, after its context), no attention.
+enum class CaseKernel : std::uint8_t { decode, prefix, reshape_and_cache };
 std::string to_string(CaseKernel kernel);
+/// Prefix and reshape_and_cache cases have new tokens per sequence (query_lens).
+inline bool has_new_tokens(CaseKernel kernel) { return kernel != CaseKernel::decode; }
 
 /// How the values of query, K and V are drawn.
 enum class ValueDistribution : std::uint8_t {
@@ -89,6 +93,9 @@ struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, bl
   NewKVSource new_kv_source = NewKVSource::input;
   /// Compute what vLLM's kernels compute: the features they drop are off (vllm_compat.hpp).
   bool vllm_faithful = false;
+  /// reshape_and_cache: rows of key / value past the new tokens with slot -1 (vLLM's padding
+  /// tokens, e.g. of a CUDA graph), which must not be written.
+  std::int32_t padding_tokens = 2;
   /// How the paged pool is built: block-table columns of garbage past the longest sequence's
   /// need, and NaN poison in every cache slot no token occupies (0 with poison_unused false).
   std::int32_t extra_table_columns = 1;

@@ -41,9 +41,22 @@ struct PrefixCase {
   PrefixArgs args() const;
 };
 
+/// The cache write of a prefix step (kernel reshape_and_cache): the caches as the context left
+/// them (the new tokens' slots NaN-poisoned), the new tokens plus padding_tokens rows with slot -1,
+/// and the caches after vLLM's reshape_and_cache wrote them.
+struct ReshapeCase {
+  Case spec;
+  Tensor key, value;    // [num_tokens + padding_tokens, num_kv_heads, head_size], spec.dtype
+  Tensor slot_mapping;  // [num_tokens + padding_tokens] i64; the padding rows -1
+  Tensor key_cache_before, value_cache_before;  // cache_shape(spec.kv_layout, ...)
+  Tensor key_cache, value_cache;                // after the write
+  Tensor block_tables, seq_lens;                // where each sequence's slots are
+};
+
 /// Throws pao::Error for a case of the other kernel or with inconsistent lengths.
 DecodeCase make_decode_case(const Case& c);
 PrefixCase make_prefix_case(const Case& c);
+ReshapeCase make_reshape_case(const Case& c);
 
 /// The attention options of a case: scale, fp8 scales (per tensor or per KV head), soft-cap,
 /// window, and the ALiBi slopes when the case has them.

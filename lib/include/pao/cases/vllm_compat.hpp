@@ -4,7 +4,8 @@
 //   prefix + ALiBi + sliding_window: vLLM's context_attention_fwd (prefix_prefill.py) sends every
 //     ALiBi call to _fwd_kernel_alibi, which has no sliding-window parameter: the window is dropped.
 //   soft_cap: neither paged_attention_v1/v2 nor context_attention_fwd takes a logits soft-cap.
-//   prefix + new_kv_source "cache": context_attention_fwd reads the new tokens from key / value.
+//   prefix + new_kv_source "cache" + fp8 cache: context_attention_fwd reads the new tokens from
+//     key / value, unquantised (with a cache of the activation dtype both sources agree).
 // pao computes what the case says (the semantics of FlashAttention, FlashInfer, IPEX); such a
 // golden records vllm_compatible false with these reasons. A case with vllm_faithful true computes
 // what vLLM's kernels compute instead: the features they drop are off (kernel_features).

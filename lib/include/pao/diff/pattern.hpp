@@ -13,6 +13,12 @@
 //   whole-sequence  some sequences (not all) wrong in every head; from `out` alone pao cannot tell
 //                   which tokens are to blame — diff the V2 partials too
 //   scattered       anything else
+// and for reshape_and_cache's caches (diff/cache_write.hpp):
+//   scale-ignored   every wrong fp8 code is fp8(x), not fp8(x / scale)
+//   double-rounding every wrong fp8 code is fp8 of x / scale rounded to f16 or bf16 first
+//   one-ulp         every wrong fp8 code is one code from the right one (another rounding)
+//   not-written     mapped slots still hold what they held before the write
+//   outside-slots   slots no token maps to were written (a -1 padding token, a wrong slot)
 #pragma once
 
 #include <cstdint>
@@ -26,7 +32,8 @@ namespace pao::diff {
 struct Tally {
   std::int64_t compared = 0;
   std::int64_t mismatched = 0;
-  double max_abs = 0;  // largest finite |actual - expected|
+  std::int64_t nonfinite = 0;  // NaN / Inf actuals where the golden is finite
+  double max_abs = 0;          // largest finite |actual - expected|
 };
 
 struct Tallies {
@@ -51,7 +58,12 @@ enum class Pattern : std::uint8_t {
   sequence_tail,
   whole_partition,
   whole_sequence,
-  scattered
+  scattered,
+  scale_ignored,
+  double_rounding,
+  one_ulp,
+  not_written,
+  outside_slots
 };
 std::string to_string(Pattern pattern);
 

@@ -22,7 +22,9 @@
 
 namespace pao::diff {
 
-enum class Rule : std::uint8_t { flash, elementwise, nmse };
+/// bitwise: reshape_and_cache's written caches, which must equal the golden's bit for bit (not
+/// selectable with --policy: a cache write has no legitimate rounding freedom).
+enum class Rule : std::uint8_t { flash, elementwise, nmse, bitwise };
 std::string to_string(Rule rule);
 
 struct Policy {

@@ -35,11 +35,15 @@ struct InvariantReport {
   /// max over kernel-precision outputs of |kernel - exact| / bound: how much of the a-priori
   /// bound the oracle's own error uses (tests keep it well below 1).
   double kernel_bound_use = 0;
+  /// reshape_and_cache goldens have no kernel-precision outputs: their caches are checked bit for
+  /// bit against the write recomputed.
+  bool cache_write = false;
   bool ok() const { return violation_count == 0; }
 };
 
-/// Checks every invariant above on a decode or prefix golden. Throws pao::Error only when the file
-/// is not a golden at all (no case) or lacks a tensor the case needs.
+/// Checks every invariant above on a decode or prefix golden; on a reshape_and_cache golden, that
+/// key_cache / value_cache are the caches before with the write applied, bit for bit. Throws pao::Error only
+/// when the file is not a golden at all (no case) or lacks a tensor the case needs.
 InvariantReport check_golden_invariants(const TensorFile& file, std::size_t max_violations = 8);
 
 /// What require_golden_invariants throws: bad input, never a vendor's failure.

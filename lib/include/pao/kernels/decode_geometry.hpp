@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "pao/core/dtype.hpp"
 #include "pao/core/hd.hpp"
 
 namespace pao {
@@ -45,5 +46,17 @@ struct DecodeGeometry {
     return g;
   }
 };
+
+/// Whether vLLM's decode kernel dequantises an fp8 cache element through half for activations of
+/// `activation` loaded in vectors of `vec_size` elements (csrc/quantization/fp8/nvidia/
+/// quant_utils.cuh). Its scaled_convert into float2 / Float4_ / Float8_ (f32 activations, two or
+/// more elements) goes fp8 -> half -> float, times the scale in fp32, rounded to half, then widened;
+/// into a single float it does not round to half; into f16 / bf16 the product is rounded to the
+/// activation dtype itself. So only f32 activations with vectors of 2+ change: K with
+/// vec_size >= 2 (block size 16 or 32 at warp 32), V with v_vec_size >= 2 (always, blocks >= 2).
+/// vLLM's Triton prefix kernel converts in fp32 and does not round through half.
+PAO_HD constexpr bool fp8_dequant_through_half(DType activation, std::int32_t vec_size) {
+  return activation == DType::f32 && vec_size >= 2;
+}
 
 }  // namespace pao

@@ -188,6 +188,8 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
   const std::int32_t first_block = task.token_begin / bs;
   const float k_scale = kv.k_scales[static_cast<std::size_t>(task.kv_head)];
   const float v_scale = kv.v_scales[static_cast<std::size_t>(task.kv_head)];
+  const bool k_through_half = fp8_dequant_through_half(p.dtype, geo.vec_size);
+  const bool v_through_half = fp8_dequant_through_half(p.dtype, geo.v_vec_size);
   // Whole blocks of the common layouts take the fused loops; the rest takes the general ones.
   std::optional<FusedDecodeBlocks> fused;
   if (fused_decode_supported(p, geo)) fused.emplace(p, geo, q.data(), G);
@@ -203,7 +205,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
                                logits.data() + (t0 - task.token_begin), n);
                    else
                      load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block,
-                                      task.kv_head, nt, bs, hs, k_tile.data(), {1, bs});
+                                      task.kv_head, nt, bs, hs, k_tile.data(), {1, bs}, k_through_half);
                    for (std::int32_t g = 0; g < G; ++g) {
                      float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
                      if (!whole)
@@ -261,7 +263,7 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
           return;
         }
         load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, block,
-                         task.kv_head, nt, bs, hs, v_tile.data(), {hs, 1});
+                         task.kv_head, nt, bs, hs, v_tile.data(), {hs, 1}, v_through_half);
         std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
         for (std::int32_t g = 0; g < G; ++g) {
           const float* lg = logits.data() + static_cast<std::size_t>(g) * n;

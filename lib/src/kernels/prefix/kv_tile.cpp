@@ -202,15 +202,18 @@ void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DTy
 
 void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, float scale,
                       DType activation_dtype, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
-                      std::int32_t block_size, std::int32_t head_size, float* dst, TileDest dest) {
+                      std::int32_t block_size, std::int32_t head_size, float* dst, TileDest dest,
+                      bool through_half) {
   const bool fp8 = is_fp8(cache_dtype);
+  // vLLM's scaled_convert: fp8 -> float, times the scale in fp32, rounded to scalar_t, or for
+  // through_half (f32 activations, vectors of 2+) to half and widened back.
+  const DType rounding = fp8 && through_half ? DType::f16 : activation_dtype;
   copy_tile(cache, layout, cache_dtype, block, head, num_tokens, block_size, head_size, dst, dest,
             [&](const std::byte* src, float* out, std::size_t n) {
               decode_to_f32(cache_dtype, src, out, n);
               if (!fp8) return;
-              // vLLM's scaled_convert: fp8 -> float, times the scale in fp32, rounded to scalar_t.
               for (std::size_t i = 0; i < n; ++i) out[i] *= scale;
-              round_to_activation(activation_dtype, out, n);
+              round_to_activation(rounding, out, n);
             });
 }
 

@@ -1,0 +1,229 @@
+// reshape_and_cache's verdict (pao/diff/cache_write.hpp).
+#include "pao/diff/cache_write.hpp"
+
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "pao/numerics/formats.hpp"
+
+namespace pao::diff {
+
+namespace {
+
+/// What a wrong element of a mapped slot is, besides wrong.
+enum Kind : std::size_t { kScaleIgnored, kDoubleRounding, kOneUlp, kNotWritten, kOutside, kOther, kKinds };
+
+std::uint8_t fp8_code(DType cd, float v) {
+  return cd == DType::fp8_e4m3 ? encode_fp8_e4m3_from_f32(v) : encode_fp8_e5m2_from_f32(v);
+}
+
+float fp8_value(DType cd, std::uint8_t code) {
+  return cd == DType::fp8_e4m3 ? decode_fp8_e4m3(code) : decode_fp8_e5m2(code);
+}
+
+std::string hex(std::uint64_t bits, std::size_t bytes) {
+  std::ostringstream os;
+  os << "0x" << std::hex;
+  os.width(static_cast<int>(2 * bytes));
+  os.fill('0');
+  os << bits;
+  return os.str();
+}
+
+struct Mismatch {
+  std::int64_t block, offset, head, dim, token;
+  std::uint64_t expected, actual;
+};
+
+class CacheComparison {
+ public:
+  explicit CacheComparison(const CacheWriteInput& in)
+      : in_(in), c_(*in.golden_case), cd_(in.expected->dtype()), es_(dtype_size(cd_)) {}
+
+  TensorReport run() {
+    TensorReport r;
+    r.name = in_.which == CacheTensor::key ? "key_cache" : "value_cache";
+    r.actual_name = in_.actual_name;
+    r.reference = "the golden's " + r.name + " (bit for bit)";
+    r.policy.rule = Rule::bitwise;
+    r.golden_dtype = cd_;
+    r.actual_dtype = in_.actual->dtype();
+    r.shape = in_.expected->shape();
+    const bool raw_fp8 = is_fp8(cd_) && in_.actual->dtype() == DType::u8;  // vLLM's uint8 fp8 caches
+    if (in_.actual->shape() != in_.expected->shape()) {
+      r.problem = "shape " + shape_to_string(in_.actual->shape()) + ", the golden's " +
+                  shape_to_string(r.shape) + " " + cache_shape_doc(c_.kv_layout, in_.which) + " (kv_layout " +
+                  kv_layout_name(c_.kv_layout) + ")";
+      return r;
+    }
+    if (in_.actual->dtype() != cd_ && !raw_fp8) {
+      r.problem = "dtype " + std::string(dtype_name(in_.actual->dtype())) + ", the golden's " +
+                  std::string(dtype_name(cd_)) + (is_fp8(cd_) ? " (or u8 holding its codes)" : "");
+      return r;
+    }
+    map_slots();
+    const PagedCacheLayout layout = contiguous_cache_layout(c_.kv_layout, in_.which, r.shape);
+    const std::int64_t blocks = r.shape[0];
+    r.per_seq.assign(static_cast<std::size_t>(c_.num_seqs), {});
+    r.per_head.assign(static_cast<std::size_t>(c_.num_kv_heads), {});
+    for (std::int64_t b = 0; b < blocks; ++b)
+      for (std::int64_t o = 0; o < c_.block_size; ++o) {
+        const auto it = token_of_slot_.find(b * c_.block_size + o);
+        const std::int64_t token = it == token_of_slot_.end() ? -1 : it->second;
+        for (std::int64_t h = 0; h < c_.num_kv_heads; ++h)
+          for (std::int64_t d = 0; d < c_.head_size; ++d) {
+            const std::int64_t off = layout.offset(b, h, o, d);
+            const std::uint64_t e = bits(*in_.expected, off), a = bits(*in_.actual, off);
+            ++r.compared;
+            const bool bad = a != e;
+            if (bad) {
+              ++r.mismatched;
+              const Mismatch m{b, o, h, d, token, e, a};
+              classify(m, off);
+              if (first_.size() < 3) first_.push_back(m);
+            }
+            if (token >= 0) {
+              Tally& t = r.per_seq[static_cast<std::size_t>(seq_of_token_[static_cast<std::size_t>(token)])];
+              ++t.compared;
+              t.mismatched += bad;
+            }
+            ++r.per_head[static_cast<std::size_t>(h)].compared;
+            r.per_head[static_cast<std::size_t>(h)].mismatched += bad;
+          }
+      }
+    r.passed = r.mismatched == 0;
+    if (!r.passed) r.failed_criteria.push_back("bitwise");
+    r.verdict = verdict(r);
+    return r;
+  }
+
+ private:
+  std::uint64_t bits(const Tensor& t, std::int64_t element) const {
+    std::uint64_t v = 0;
+    std::memcpy(&v, t.bytes() + element * static_cast<std::int64_t>(es_), es_);
+    return v;
+  }
+
+  void map_slots() {
+    const Tensor& sm = *in_.slot_mapping;
+    const std::vector<std::int32_t> start = c_.query_start_locs();
+    seq_of_token_.assign(static_cast<std::size_t>(sm.size(0)), -1);
+    for (std::int32_t s = 0; s < c_.num_seqs; ++s)
+      for (std::int32_t t = start[static_cast<std::size_t>(s)]; t < start[static_cast<std::size_t>(s) + 1];
+           ++t)
+        seq_of_token_[static_cast<std::size_t>(t)] = s;
+    for (std::int64_t t = 0; t < sm.size(0); ++t) {
+      const auto slot = static_cast<std::int64_t>(sm.at({t}));
+      if (slot >= 0) token_of_slot_[slot] = t;
+    }
+  }
+
+  /// Counts, for every explanation, the mismatches it is consistent with (one mismatch may fit
+  /// several: a double rounding is also one code off); the verdict names the most specific one
+  /// that explains them all.
+  void classify(const Mismatch& m, std::int64_t off) {
+    if (m.token < 0) {
+      ++kinds_[kOutside];
+      return;
+    }
+    if (m.actual == bits(*in_.before, off)) {
+      ++kinds_[kNotWritten];
+      return;
+    }
+    bool explained = false;
+    if (is_fp8(cd_)) {
+      const auto x = static_cast<float>(in_.source->at({m.token, m.head, m.dim}));
+      const float scale = c_.kv_scale(in_.which, static_cast<std::int32_t>(m.head));
+      const auto a = static_cast<std::uint8_t>(m.actual), e = static_cast<std::uint8_t>(m.expected);
+      const float q = x / scale;
+      if (scale != 1.0f && a == fp8_code(cd_, x)) explained = ++kinds_[kScaleIgnored];
+      if (a == fp8_code(cd_, round_to_f16(q)) || a == fp8_code(cd_, round_to_bf16(q)) ||
+          a == fp8_code(cd_, round_to_f16(x) / scale))
+        explained = ++kinds_[kDoubleRounding];
+      if ((a & 0x80) == (e & 0x80) && ((a & 0x7f) + 1 == (e & 0x7f) || (e & 0x7f) + 1 == (a & 0x7f)))
+        explained = ++kinds_[kOneUlp];
+    }
+    if (!explained) ++kinds_[kOther];
+  }
+
+  std::string where(const Mismatch& m) const {
+    std::ostringstream os;
+    const std::int64_t slot = m.block * c_.block_size + m.offset;
+    if (m.token >= 0) {
+      const std::int32_t s = seq_of_token_[static_cast<std::size_t>(m.token)];
+      const std::int32_t first = c_.query_start_locs()[static_cast<std::size_t>(s)];
+      os << "token " << m.token << " (seq " << s << ", position "
+         << c_.context_len(static_cast<std::size_t>(s)) + (m.token - first) << ") -> ";
+    } else {
+      os << "no token (unmapped) at ";
+    }
+    os << "slot " << slot << " = block " << m.block << " offset " << m.offset << ", kv head " << m.head
+       << ", dim " << m.dim << ": actual " << value_text(m.actual) << ", expected " << value_text(m.expected);
+    if (m.token >= 0 && is_fp8(cd_)) {
+      const auto x = static_cast<float>(in_.source->at({m.token, m.head, m.dim}));
+      os << " (x = " << x << ", scale " << c_.kv_scale(in_.which, static_cast<std::int32_t>(m.head)) << ")";
+    }
+    return os.str();
+  }
+
+  std::string value_text(std::uint64_t b) const {
+    std::ostringstream os;
+    os << hex(b, es_);
+    if (is_fp8(cd_)) os << " = " << fp8_value(cd_, static_cast<std::uint8_t>(b));
+    return os.str();
+  }
+
+  Verdict verdict(const TensorReport& r) const {
+    if (r.mismatched == 0) return {Pattern::none, "no mismatch"};
+    static constexpr struct {
+      Kind kind;
+      Pattern pattern;
+      const char* text;
+    } kNames[] = {
+        {kScaleIgnored, Pattern::scale_ignored,
+         "the code is fp8(x), not fp8(x / scale): the scale is ignored"},
+        {kDoubleRounding, Pattern::double_rounding,
+         "the code is fp8 of x / scale rounded to f16 or bf16 first: rounded twice"},
+        {kOneUlp, Pattern::one_ulp,
+         "the code is one fp8 code from the right one: another rounding of x / scale"},
+        {kNotWritten, Pattern::not_written, "the mapped slot still holds what it held before the write"},
+        {kOutside, Pattern::outside_slots,
+         "a slot no token maps to was written (a -1 padding row, a wrong slot)"},
+        {kOther, Pattern::scattered, "another value"},
+    };
+    std::ostringstream detail;
+    Pattern pattern = Pattern::scattered;
+    for (const auto& n : kNames)  // the most specific explanation of every mismatch
+      if (n.kind != kOther && kinds_[n.kind] == r.mismatched) {
+        pattern = n.pattern;
+        detail << "every mismatch (" << r.mismatched << "): " << n.text << ";";
+        break;
+      }
+    if (pattern == Pattern::scattered) {
+      detail << r.mismatched << " mismatches:";
+      for (const auto& n : kNames)
+        if (kinds_[n.kind] > 0)
+          detail << " " << kinds_[n.kind] << " " << (n.kind == kOther ? "unexplained" : to_string(n.pattern))
+                 << ";";
+    }
+    detail << " first at " << where(first_.front());
+    return {pattern, detail.str()};
+  }
+
+  const CacheWriteInput& in_;
+  const cases::Case& c_;
+  const DType cd_;
+  const std::size_t es_;
+  std::map<std::int64_t, std::int64_t> token_of_slot_;
+  std::vector<std::int32_t> seq_of_token_;
+  std::int64_t kinds_[kKinds] = {};
+  std::vector<Mismatch> first_;
+};
+
+}  // namespace
+
+TensorReport compare_cache_write(const CacheWriteInput& in) { return CacheComparison(in).run(); }
+
+}  // namespace pao::diff
