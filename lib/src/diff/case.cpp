@@ -10,6 +10,7 @@
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/cache_write.hpp"
+#include "pao/diff/diagnose.hpp"
 #include "pao/diff/diff.hpp"
 #include "pao/golden/invariants.hpp"
 #include "pao/golden/reader.hpp"
@@ -343,6 +344,7 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
          "); it has: ", join(actual.names()));
 
   const bool other_partitioning = drop_other_partitioning(rep, gc, g, actual, present);
+  std::optional<golden::GoldenTensors> whole_golden;  // read once, only to name a failure
   for (const auto& name : comparable_outputs(gc.kernel)) {
     if (!present.count(name)) continue;
     const Tensor& golden_tensor = g.tensor(name);
@@ -369,6 +371,23 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
     }
     if (in.policy.rule == Rule::flash) in.kernels = kernel_references(g, gc.kernel, name);
     rep.tensors.push_back(compare_tensor(in));
+    TensorReport& t = rep.tensors.back();
+    if (!t.passed && is_final_output(name) && t.policy.rule == Rule::flash) {
+      // What the failure matches instead (a scale ignored, the window ignored, ...).
+      if (!whole_golden) whole_golden = golden::read_golden(golden_file);
+      if (auto named = diagnose_output(*whole_golden, t, vendor)) {
+        named->detail += "; by location: " + to_string(t.verdict.pattern) + " — " + t.verdict.detail;
+        t.verdict = *named;
+      }
+    } else if (!t.passed && t.policy.rule == Rule::flash && t.problem.empty()) {  // partials
+      if (const auto ratio = uniform_ratio(vendor.to_f64(), *in.expected)) {
+        std::ostringstream os;
+        os.precision(4);
+        os << "actual = " << *ratio << " x expected on at least 90% of the elements of weight; by location: "
+           << to_string(t.verdict.pattern) << " — " << t.verdict.detail;
+        t.verdict = {Pattern::uniform_ratio, os.str()};
+      }
+    }
     if (vendor.dtype() != golden_tensor.dtype() && is_floating(vendor.dtype())) {
       const std::string what = name + ": ACTUAL's dtype is " + std::string(dtype_name(vendor.dtype())) +
                                ", the golden's " + std::string(dtype_name(golden_tensor.dtype()));

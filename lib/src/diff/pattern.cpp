@@ -203,6 +203,12 @@ std::string to_string(Pattern p) {
       return "not-written";
     case Pattern::outside_slots:
       return "outside-slots";
+    case Pattern::uniform_ratio:
+      return "uniform-ratio";
+    case Pattern::matches_variant:
+      return "matches-variant";
+    case Pattern::longer_than_window:
+      return "longer-than-window";
   }
   return "?";
 }

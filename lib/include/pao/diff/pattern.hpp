@@ -19,6 +19,11 @@
 //   one-ulp         every wrong fp8 code is one code from the right one (another rounding)
 //   not-written     mapped slots still hold what they held before the write
 //   outside-slots   slots no token maps to were written (a -1 padding token, a wrong slot)
+// and for final outputs, from their values (diff/diagnose.hpp):
+//   uniform-ratio   actual = r x expected nearly everywhere (e.g. a scale applied twice or not at all)
+//   matches-variant the output equals the oracle's with one convention changed (a scale ignored, the
+//                   window ignored or off by one, ALiBi or soft-cap ignored, the other new-token source)
+//   longer-than-window  exactly the sequences longer than the sliding window are wrong
 #pragma once
 
 #include <cstdint>
@@ -63,7 +68,10 @@ enum class Pattern : std::uint8_t {
   double_rounding,
   one_ulp,
   not_written,
-  outside_slots
+  outside_slots,
+  uniform_ratio,
+  matches_variant,
+  longer_than_window
 };
 std::string to_string(Pattern pattern);
 
