@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""A vendor test harness for pao goldens: the template to copy.
+
+    python examples/vendor_harness.py GOLDENS OUTPUTS [--pao PATH] [--demo] [--cases GLOB] [-- PAO DIFF OPTIONS]
+
+For every case of the golden folder GOLDENS (its manifest.json, written by `pao golden`) it
+
+  1. loads the golden with safetensors.torch (bf16 and fp8 tensors load as torch.bfloat16,
+     torch.float8_e4m3fn, torch.float8_e5m2) together with the case (the golden's __metadata__),
+  2. calls run_vendor_kernel(case, tensors), the function YOU replace with a call of your kernel,
+  3. saves what it returns as OUTPUTS/<case id>.safetensors, in the golden's dtypes -- or, when it
+     raises, its message as OUTPUTS/<case id>.error (pao diff prints it as the reason; the case fails),
+  4. runs `pao diff GOLDENS OUTPUTS` and exits with its status (0 all pass, 1 a mismatch, 2 bad input).
+
+Demo mode (--demo): the built-in run_vendor_kernel returns the golden's own `out` (reshape_and_cache:
+its `key_cache` / `value_cache`), so that the diff passes -- it shows the plumbing works, it judges no
+kernel. Without --demo the stub raises, every case gets a .error file, and the diff fails: replace
+the stub.
+
+What a kernel may return (docs/golden.md, "A vendor harness in Python"): `out` (decode or prefix);
+for decode also `v1.out`, `v2.out` and the V2 partials `v2.tmp_out`, `v2.max_logits`, `v2.exp_sums`
+(vLLM's names tmp_out, max_logits, exp_sums work too); for prefix also `prefix.out`; for
+reshape_and_cache `key_cache` and `value_cache`, the whole pools after the write (docs/golden.md,
+"reshape_and_cache goldens": pao diff compares them bit for bit). Each in the golden's dtype and
+shape (pao diff refuses an f32 `out` for a bf16 golden unless --allow-dtype-mismatch).
+
+The helpers (load_case, write_outputs, write_error, find_pao, run_pao_diff, for_each_case) are
+imported by examples/vendor_harness_ipex.py, the worked example on a real kernel.
+"""
+
+import argparse
+import fnmatch
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+# Names pao diff reads from a vendor's file (anything else is ignored with a note).
+OUTPUT_NAMES = {
+    "decode": ("out", "output", "v1.out", "v2.out", "v2.tmp_out", "v2.max_logits", "v2.exp_sums",
+               "tmp_out", "max_logits", "exp_sums"),
+    "prefix": ("out", "output", "prefix.out"),
+    "reshape_and_cache": ("key_cache", "value_cache"),
+}
+# The golden tensor whose dtype/shape each output must have.
+_REFERENCE = {"output": "out", "tmp_out": "v2.tmp_out", "max_logits": "v2.max_logits",
+              "exp_sums": "v2.exp_sums"}
+
+
+def _safetensors():
+    """safetensors.safe_open, .torch.load_file, .torch.save_file, imported when first needed (so that
+    --help works in a python without torch)."""
+    try:
+        from safetensors import safe_open
+        from safetensors.torch import load_file, save_file
+    except ImportError as e:
+        raise SystemExit(f"vendor_harness: {e}: this harness needs torch and safetensors "
+                         "(pip install torch safetensors, or run it with a venv's python that has them)")
+    return safe_open, load_file, save_file
+
+
+class Case:
+    """One golden: its id, kernel, parsed case JSON (`spec`) and the raw string metadata (`meta`)."""
+
+    def __init__(self, case_id, path, meta):
+        self.id = case_id
+        self.path = path
+        self.meta = meta                          # every value a string, as pao wrote it
+        self.spec = json.loads(meta["case"])      # the canonical case: numbers, lists, booleans
+        self.kernel = meta["kernel"]              # "decode", "prefix" or "reshape_and_cache"
+
+    # Typed accessors for the parameters a kernel call needs.
+    def int(self, key):
+        return int(self.meta[key])
+
+    def float(self, key):
+        return float(self.meta[key])
+
+    def ints(self, key):
+        value = self.meta.get(key, "")
+        return [int(v) for v in value.split(",")] if value else []
+
+    def flag(self, key):
+        return self.meta.get(key) == "true"
+
+
+def load_case(path, case_id=None):
+    """(Case, {name: torch tensor}) of one golden .safetensors file."""
+    safe_open, load_file, _ = _safetensors()
+    tensors = load_file(str(path))
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+    return Case(case_id or meta["case_id"], pathlib.Path(path), meta), tensors
+
+
+def for_each_case(goldens, glob=None):
+    """Yield (Case, tensors) for the cases of a golden folder's manifest, in manifest order."""
+    goldens = pathlib.Path(goldens)
+    manifest = json.loads((goldens / "manifest.json").read_text())
+    for entry in manifest["cases"]:
+        if glob and not fnmatch.fnmatchcase(entry["id"], glob):
+            continue
+        if entry.get("format", "safetensors") != "safetensors":
+            raise SystemExit(f"{entry['id']}: this harness reads safetensors goldens "
+                             "(pao golden --format safetensors, the default)")
+        yield load_case(goldens / entry["file"], entry["id"])
+
+
+def write_outputs(outputs_dir, case, tensors, outputs):
+    """Save a kernel's outputs as OUTPUTS/<id>.safetensors; check names, dtypes and shapes first."""
+    allowed = OUTPUT_NAMES[case.kernel]
+    clean = {}
+    for name, value in outputs.items():
+        if name not in allowed:
+            raise ValueError(f"{case.id}: output '{name}' is not one pao diff reads "
+                             f"for {case.kernel} (names: {', '.join(allowed)})")
+        ref = tensors[_REFERENCE.get(name, name)]
+        fp8_codes = (case.kernel == "reshape_and_cache" and str(value.dtype) == "torch.uint8"   # vLLM's
+                     and str(ref.dtype) in ("torch.float8_e4m3fn", "torch.float8_e5m2"))         # fp8 codes
+        if (value.dtype != ref.dtype and not fp8_codes) or tuple(value.shape) != tuple(ref.shape):
+            raise ValueError(f"{case.id}: output '{name}' is {value.dtype} {list(value.shape)}, "
+                             f"the golden's is {ref.dtype} {list(ref.shape)}")
+        clean[name] = value.detach().cpu().contiguous()
+    path = pathlib.Path(outputs_dir) / f"{case.id}.safetensors"
+    _, _, save_file = _safetensors()
+    (pathlib.Path(outputs_dir) / f"{case.id}.error").unlink(missing_ok=True)
+    save_file(clean, str(path))
+    return path
+
+
+def write_error(outputs_dir, case, message):
+    """OUTPUTS/<id>.error: why the kernel could not run this case (pao diff shows it; the case fails)."""
+    (pathlib.Path(outputs_dir) / f"{case.id}.safetensors").unlink(missing_ok=True)
+    path = pathlib.Path(outputs_dir) / f"{case.id}.error"
+    path.write_text(message.strip() + "\n")
+    return path
+
+
+def find_pao(explicit=None):
+    """--pao PATH, else `pao` on the PATH, else the repository's build/release/tools/pao."""
+    if explicit:
+        return explicit
+    on_path = shutil.which("pao")
+    if on_path:
+        return on_path
+    built = REPO / "build" / "release" / "tools" / "pao"
+    if built.exists():
+        return str(built)
+    raise SystemExit("no pao binary: pass --pao PATH, put pao on the PATH, or build it "
+                     "(tools/scripts/main.sh builds build/release/tools/pao)")
+
+
+def run_pao_diff(pao, goldens, outputs, extra=(), capture=False):
+    """`pao diff GOLDENS OUTPUTS EXTRA...`; returns the CompletedProcess (returncode = pao's status)."""
+    cmd = [pao, "diff", str(goldens), str(outputs), *extra]
+    print("$ " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, text=True, capture_output=capture)
+
+
+# ---------------------------------------------------------------------------------------------
+# >>> REPLACE THIS FUNCTION with a call of your kernel. <<<
+#
+# case:    Case -- case.kernel, case.meta (strings), case.spec (the parsed case), case.int("block_size"),
+#          case.float("k_scale"), case.ints("seq_lens"), case.flag("alibi"), ...
+# tensors: the golden's tensors by name -- inputs: query, key_cache, value_cache, block_tables, seq_lens,
+#          alibi_slopes (with alibi); prefix also key, value, query_start_loc. reshape_and_cache: key,
+#          value ([tokens + padding, kv_heads, head_size]), slot_mapping (i64, -1 for the padding rows),
+#          key_cache_before, value_cache_before (copy them: your write goes into the copies), block_tables,
+#          seq_lens. (The golden's answers are in there too -- out, out_exact, key_cache, value_cache, ...
+#          -- a real kernel must not read them.)
+#          Caches are in the golden's kv_layout (case.meta["kv_layout"]: "vllm", "nhd" or "hnd"); ask
+#          pao golden for your kernel's own layout if it is one of these, else convert in one place
+#          (see to_ipex_cache in vendor_harness_ipex.py). Prefix goldens read the new tokens' K/V from
+#          key/value (new_kv_source "input", vLLM's Triton kernel) or back from the cache
+#          (new_kv_source "cache", FlashAttention/FlashInfer/IPEX): pick your kernel's in the case.
+# return:  {output name: tensor}, in the golden's dtype and shape (see OUTPUT_NAMES; reshape_and_cache:
+#          key_cache and value_cache, the whole written pools, fp8 as fp8 or uint8 codes); raise to report
+#          that the kernel cannot run the case (the message goes to <id>.error).
+# ---------------------------------------------------------------------------------------------
+DEMO = False
+
+
+def run_vendor_kernel(case, tensors):
+    if DEMO:
+        # Demo only: hand back the golden's own answer, so that pao diff passes. Judges nothing.
+        if case.kernel == "reshape_and_cache":
+            return {"key_cache": tensors["key_cache"].clone(), "value_cache": tensors["value_cache"].clone()}
+        return {"out": tensors["out"].clone()}
+    raise NotImplementedError("run_vendor_kernel is the template's stub: replace it with a call of "
+                              "your kernel (or pass --demo to see the plumbing pass)")
+
+
+def main(argv=None):
+    global DEMO
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog="after --: options for pao diff (--json FILE, --quiet, ...)")
+    parser.add_argument("goldens", help="golden folder (pao golden --out DIR)")
+    parser.add_argument("outputs", help="folder for the vendor's outputs (created)")
+    parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
+    parser.add_argument("--demo", action="store_true",
+                        help="the stub returns the golden's own out (the diff passes; judges no kernel)")
+    parser.add_argument("--cases", help="only the case ids matching this glob (passed to pao diff too)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    diff_args = argv[argv.index("--") + 1:] if "--" in argv else []   # after --: pao diff options
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    DEMO = args.demo
+    pao = find_pao(args.pao)
+
+    outputs = pathlib.Path(args.outputs)
+    outputs.mkdir(parents=True, exist_ok=True)
+    ran = failed = 0
+    for case, tensors in for_each_case(args.goldens, args.cases):
+        try:
+            result = run_vendor_kernel(case, tensors)
+            write_outputs(outputs, case, tensors, result)
+            ran += 1
+        except Exception as e:  # the kernel's refusal is a result: record it, go on
+            write_error(outputs, case, f"{type(e).__name__}: {e}")
+            failed += 1
+    print(f"vendor_harness: {ran} cases run, {failed} raised (their reasons in {outputs}/<id>.error)",
+          flush=True)
+    extra = diff_args + (["--cases", args.cases] if args.cases else [])
+    return run_pao_diff(pao, args.goldens, outputs, extra).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
