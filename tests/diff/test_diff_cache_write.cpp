@@ -225,3 +225,18 @@ TEST_CASE("reshape_and_cache case fields: attention-only fields are refused") {
   CHECK(cases::parse_case(cases::case_to_json(c), "round trip") == c);
   CHECK(c.id == "reshape_and_cache-h2-d64-b16-f16-auto-pad0-q3-l5-s0");
 }
+
+TEST_CASE("reshape_and_cache: two bugs at once are counted by kind, with an example of the commonest") {
+  Fixture f(kFp8);
+  VendorOptions o;
+  o.fp8 = [](DType cd, float x, float) { return fp8_rne(cd, x); };  // the scale ignored
+  o.skip_last_token = true;                                         // and 3 tokens not written
+  const CaseReport r = f.diff(vendor_write(f.g, o), "two");
+  CHECK_FALSE(r.passed());
+  for (const auto& t : r.tensors) {
+    CHECK(t.verdict.pattern == Pattern::scattered);
+    CHECK(t.verdict.detail.find("consistent with") != std::string::npos);
+    CHECK(t.verdict.detail.find(" 384 not-written;") != std::string::npos);  // 3 tokens x 2 heads x 64
+    CHECK(t.verdict.detail.find("the commonest (scale-ignored) first at token ") != std::string::npos);
+  }
+}

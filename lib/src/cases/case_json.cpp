@@ -370,9 +370,7 @@ Case parse_case_object(const json& j, std::string_view source) {
     c.max_query_len = f.i32("max_query_len", 0, 0);
     c.cache_new_tokens = f.boolean("cache_new_tokens", true);
     const std::string source = f.string("new_kv_source", "input");
-    if (source == "cache")
-      c.new_kv_source = NewKVSource::cache;
-    else if (source != "input")
+    if (!try_parse_new_kv_source(source, c.new_kv_source))
       f.bad("new_kv_source",
             "= \"" + source + "\": expected \"input\" (vLLM's context_attention_fwd) or \"cache\"");
     if (c.new_kv_source == NewKVSource::cache && !c.cache_new_tokens)

@@ -2,6 +2,7 @@
 #include "pao/diff/cache_write.hpp"
 
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -82,7 +83,6 @@ class CacheComparison {
               ++r.mismatched;
               const Mismatch m{b, o, h, d, token, e, a};
               classify(m, off);
-              if (first_.size() < 3) first_.push_back(m);
             }
             if (token >= 0) {
               Tally& t = r.per_seq[static_cast<std::size_t>(seq_of_token_[static_cast<std::size_t>(token)])];
@@ -125,11 +125,11 @@ class CacheComparison {
   /// that explains them all.
   void classify(const Mismatch& m, std::int64_t off) {
     if (m.token < 0) {
-      ++kinds_[kOutside];
+      count(kOutside, m);
       return;
     }
     if (m.actual == bits(*in_.before, off)) {
-      ++kinds_[kNotWritten];
+      count(kNotWritten, m);
       return;
     }
     bool explained = false;
@@ -138,14 +138,23 @@ class CacheComparison {
       const float scale = c_.kv_scale(in_.which, static_cast<std::int32_t>(m.head));
       const auto a = static_cast<std::uint8_t>(m.actual), e = static_cast<std::uint8_t>(m.expected);
       const float q = x / scale;
-      if (scale != 1.0f && a == fp8_code(cd_, x)) explained = ++kinds_[kScaleIgnored];
+      // The scale ignored, whether or not x went through f16 / bf16 on the way.
+      if (scale != 1.0f && (a == fp8_code(cd_, x) || a == fp8_code(cd_, round_to_f16(x)) ||
+                            a == fp8_code(cd_, round_to_bf16(x))))
+        explained = count(kScaleIgnored, m);
       if (a == fp8_code(cd_, round_to_f16(q)) || a == fp8_code(cd_, round_to_bf16(q)) ||
           a == fp8_code(cd_, round_to_f16(x) / scale))
-        explained = ++kinds_[kDoubleRounding];
+        explained = count(kDoubleRounding, m);
       if ((a & 0x80) == (e & 0x80) && ((a & 0x7f) + 1 == (e & 0x7f) || (e & 0x7f) + 1 == (a & 0x7f)))
-        explained = ++kinds_[kOneUlp];
+        explained = count(kOneUlp, m);
     }
-    if (!explained) ++kinds_[kOther];
+    if (!explained) count(kOther, m);
+  }
+
+  /// One more mismatch consistent with `kind`; its first one is kept as the example.
+  bool count(Kind kind, const Mismatch& m) {
+    if (kinds_[kind]++ == 0) example_[kind] = m;
+    return true;
   }
 
   std::string where(const Mismatch& m) const {
@@ -194,22 +203,26 @@ class CacheComparison {
         {kOther, Pattern::scattered, "another value"},
     };
     std::ostringstream detail;
-    Pattern pattern = Pattern::scattered;
     for (const auto& n : kNames)  // the most specific explanation of every mismatch
       if (n.kind != kOther && kinds_[n.kind] == r.mismatched) {
-        pattern = n.pattern;
-        detail << "every mismatch (" << r.mismatched << "): " << n.text << ";";
-        break;
+        detail << "every mismatch (" << r.mismatched << "): " << n.text << "; first at "
+               << where(example_[n.kind]);
+        return {n.pattern, detail.str()};
       }
-    if (pattern == Pattern::scattered) {
-      detail << r.mismatched << " mismatches:";
-      for (const auto& n : kNames)
-        if (kinds_[n.kind] > 0)
-          detail << " " << kinds_[n.kind] << " " << (n.kind == kOther ? "unexplained" : to_string(n.pattern))
-                 << ";";
-    }
-    detail << " first at " << where(first_.front());
-    return {pattern, detail.str()};
+    // No one explanation: how many mismatches each is consistent with (they may overlap: a double
+    // rounding is also one code off), and an example of the commonest.
+    const auto* commonest = &kNames[std::size(kNames) - 1];  // kOther
+    for (const auto& n : kNames)
+      if (kinds_[n.kind] > kinds_[commonest->kind]) commonest = &n;
+    detail << r.mismatched << " mismatches, consistent with (a mismatch may fit several):";
+    for (const auto& n : kNames)
+      if (kinds_[n.kind] > 0)
+        detail << " " << kinds_[n.kind] << " " << (n.kind == kOther ? "unexplained" : to_string(n.pattern))
+               << ";";
+    detail << " the commonest ("
+           << (commonest->kind == kOther ? "unexplained" : to_string(commonest->pattern)) << ") first at "
+           << where(example_[commonest->kind]);
+    return {Pattern::scattered, detail.str()};
   }
 
   const CacheWriteInput& in_;
@@ -219,7 +232,7 @@ class CacheComparison {
   std::map<std::int64_t, std::int64_t> token_of_slot_;
   std::vector<std::int32_t> seq_of_token_;
   std::int64_t kinds_[kKinds] = {};
-  std::vector<Mismatch> first_;
+  Mismatch example_[kKinds] = {};  // the first mismatch of each kind
 };
 
 }  // namespace

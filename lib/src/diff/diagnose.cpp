@@ -127,6 +127,17 @@ std::optional<double> uniform_ratio(const std::vector<double>& actual, const std
   return m;
 }
 
+std::optional<Verdict> uniform_ratio_verdict(const std::vector<double>& actual,
+                                             const std::vector<double>& expected) {
+  const auto r = uniform_ratio(actual, expected);
+  if (!r) return std::nullopt;
+  std::ostringstream os;
+  os.precision(4);
+  os << "actual = " << *r << " x expected on at least 90% of the elements of weight (a factor applied "
+     << (std::fabs(*r) > 1 ? "twice or not divided out" : "twice or not multiplied in") << ": a scale?)";
+  return Verdict{Pattern::uniform_ratio, os.str()};
+}
+
 std::optional<Verdict> diagnose_output(const golden::GoldenTensors& g, const TensorReport& report,
                                        const Tensor& actual) {
   const cases::Case& c = g.golden_case;
@@ -164,13 +175,7 @@ std::optional<Verdict> diagnose_output(const golden::GoldenTensors& g, const Ten
     tried << (tried.tellp() > 0 ? ", " : "") << v.name << " " << sci(worst);
   }
   if (exact != nullptr)
-    if (const auto r = uniform_ratio(a, exact->to_f64())) {
-      std::ostringstream os;
-      os.precision(4);
-      os << "actual = " << *r << " x expected on at least 90% of the elements of weight (a factor applied "
-         << (std::fabs(*r) > 1 ? "twice or not divided out" : "twice or not multiplied in") << ": a scale?)";
-      return Verdict{Pattern::uniform_ratio, os.str()};
-    }
+    if (auto ratio = uniform_ratio_verdict(a, exact->to_f64())) return ratio;
   if (auto w = longer_than_window(c, report)) return w;
   return std::nullopt;
 }

@@ -79,6 +79,18 @@ ojson tensor_json(const CaseReport& c, const TensorReport& t) {
     j["criteria"] = criteria;
   } else if (t.policy.rule == Rule::elementwise) {
     j["threshold"] = {{"atol", t.policy.atol}, {"rtol", t.policy.rtol}};
+  } else if (t.policy.rule == Rule::bitwise) {  // a written cache: mismatches, pattern, per seq / head
+    j["threshold"] = {{"mismatched", 0}};
+    j["golden_dtype"] = std::string(dtype_name(t.golden_dtype));
+    j["actual_dtype"] = std::string(dtype_name(t.actual_dtype));
+    j["shape"] = t.shape;
+    j["compared"] = t.compared;
+    j["mismatched"] = t.mismatched;
+    j["pattern"] = to_string(t.verdict.pattern);
+    j["pattern_detail"] = t.verdict.detail;
+    j["per_seq"] = tallies(t.per_seq, "seq");
+    j["per_kv_head"] = tallies(t.per_head, "head");
+    return j;
   } else {
     j["threshold"] = {{"nmse", t.policy.nmse}};
   }

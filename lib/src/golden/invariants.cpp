@@ -13,6 +13,7 @@
 #include "pao/diff/policy.hpp"
 #include "pao/golden/integrity.hpp"
 #include "pao/golden/tensors.hpp"
+#include "pao/kernels/decode_geometry.hpp"
 #include "pao/kernels/logits.hpp"
 #include "pao/kernels/reshape_and_cache.hpp"
 #include "pao/numerics/element.hpp"
@@ -315,15 +316,21 @@ class Checker {
     }
     const double slope = alibi_.empty() ? 0.0 : std::fabs(alibi_[static_cast<std::size_t>(head)]);
     const double scale = cases::effective_scale(c_);
-    // f32 decode over fp8: vLLM's half2 path rounds the dequantised K and V to half
-    // (fp8_dequant_through_half): 2^-11 relative on each, 2^-25 absolute where the half is subnormal.
-    const bool half_path =
-        c_.kernel == CaseKernel::decode && c_.dtype == DType::f32 && is_fp8(c_.cache_storage_dtype());
-    const double hu = half_path ? 0x1p-11 : 0.0, ha = half_path ? 0x1p-25 : 0.0;
+    // f32 decode over fp8: where vLLM's half2 path rounds the dequantised K or V to half
+    // (fp8_dequant_through_half), 2^-11 relative, 2^-25 absolute where the half is subnormal.
+    bool k_half = false, v_half = false;
+    if (c_.kernel == CaseKernel::decode && is_fp8(c_.cache_storage_dtype())) {
+      const DecodeGeometry g = DecodeGeometry::make(c_.warp_size, c_.threads_per_cta, c_.block_size,
+                                                    static_cast<std::int32_t>(dtype_size(c_.dtype)));
+      k_half = fp8_dequant_through_half(c_.dtype, g.vec_size);
+      v_half = fp8_dequant_through_half(c_.dtype, g.v_vec_size);
+    }
+    const double ku = k_half ? 0x1p-11 : 0.0, ka = k_half ? 0x1p-25 : 0.0;
+    const double vu = v_half ? 0x1p-11 : 0.0, va = v_half ? 0x1p-25 : 0.0;
     const double delta = 0x1p-24 * ((c_.head_size + 2) * scale * std::sqrt(q_sq) * r.max_key_norm +
                                     slope * r.rows + features_.soft_cap) +
-                         scale * std::sqrt(q_sq) * (hu * r.max_key_norm + ha * std::sqrt(c_.head_size));
-    return r.max_abs * (4 * u + 0x1p-20 + 4 * delta + hu) + ha;
+                         scale * std::sqrt(q_sq) * (ku * r.max_key_norm + ka * std::sqrt(c_.head_size));
+    return r.max_abs * (4 * u + 0x1p-20 + 4 * delta + vu) + va;
   }
 
   void check_kernel(const Values& k) {

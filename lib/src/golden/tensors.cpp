@@ -56,7 +56,8 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
   put(m, "case_id", c.id);
   put(m, "kernel", to_string(c.kernel));
   put(m, "num_seqs", std::to_string(c.num_seqs));
-  put(m, "num_heads", std::to_string(c.num_heads));
+  const bool reshape = c.kernel == CaseKernel::reshape_and_cache;  // no query, no attention options
+  if (!reshape) put(m, "num_heads", std::to_string(c.num_heads));
   put(m, "num_kv_heads", std::to_string(c.num_kv_heads));
   put(m, "head_size", std::to_string(c.head_size));
   put(m, "block_size", std::to_string(c.block_size));
@@ -69,10 +70,12 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
   put(m, "x", std::to_string(vllm_key_x(c.cache_storage_dtype())));
   put(m, "k_scale", format_f32(static_cast<float>(c.k_scale)));
   put(m, "v_scale", format_f32(static_cast<float>(c.v_scale)));
-  put(m, "scale", format_f32(effective_scale(c)));
-  put(m, "alibi", c.alibi ? "true" : "false");
-  put(m, "soft_cap", format_f32(static_cast<float>(c.soft_cap)));
-  put(m, "sliding_window", std::to_string(c.sliding_window));
+  if (!reshape) {
+    put(m, "scale", format_f32(effective_scale(c)));
+    put(m, "alibi", c.alibi ? "true" : "false");
+    put(m, "soft_cap", format_f32(static_cast<float>(c.soft_cap)));
+    put(m, "sliding_window", std::to_string(c.sliding_window));
+  }
   put(m, "seq_lens", join(c.seq_lens));
   put(m, "max_seq_len", std::to_string(c.max_seq_len));
   put(m, "distribution", to_string(c.distribution));

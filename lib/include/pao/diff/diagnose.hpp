@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pao/core/tensor.hpp"
 #include "pao/diff/compare.hpp"
@@ -24,5 +25,8 @@ std::optional<Verdict> diagnose_output(const golden::GoldenTensors& g, const Ten
 /// The ratio r when actual = r * expected on nearly every element of weight (|expected| >= 5% of
 /// max|expected|: 90% within 2% of the median ratio) and r is not 1 (by more than 5%).
 std::optional<double> uniform_ratio(const std::vector<double>& actual, const std::vector<double>& expected);
+/// uniform_ratio as a verdict ("actual = 4 x expected ..."); any flash-rule tensor, partials too.
+std::optional<Verdict> uniform_ratio_verdict(const std::vector<double>& actual,
+                                             const std::vector<double>& expected);
 
 }  // namespace pao::diff

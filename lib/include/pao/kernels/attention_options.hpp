@@ -41,6 +41,8 @@ struct AttentionOptions {
 enum class NewKVSource : std::uint8_t { input, cache };
 /// "input" or "cache".
 const char* new_kv_source_name(NewKVSource source);
+/// The source named `name`; false when there is none.
+bool try_parse_new_kv_source(std::string_view name, NewKVSource& source);
 
 struct PagedKVArgs {
   TensorView key_cache;    // vllm: [num_blocks, num_kv_heads, head_size/x, block_size, x]

@@ -11,6 +11,16 @@ const char* new_kv_source_name(NewKVSource source) {
   return source == NewKVSource::cache ? "cache" : "input";
 }
 
+bool try_parse_new_kv_source(std::string_view name, NewKVSource& source) {
+  for (const NewKVSource s : {NewKVSource::input, NewKVSource::cache}) {
+    if (name == new_kv_source_name(s)) {
+      source = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 float default_scale(std::int32_t head_size) {
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_size)));
 }

@@ -1,6 +1,8 @@
 // Validation of prefix inputs.
 #include "kernels/prefix/prefix_problem.hpp"
 
+#include <sstream>
+
 #include "pao/core/error.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -22,17 +24,16 @@ std::vector<std::int32_t> read_i32(const TensorView& t, const char* name, std::i
 void check_context_blocks(const PagedKV& kv, std::int32_t seq, std::int32_t seq_len, std::int32_t ctx_len,
                           NewKVSource source) {
   const bool whole = source == NewKVSource::cache;
-  const std::int32_t cached = whole ? seq_len : ctx_len;
-  const std::int32_t used = blocks_for_tokens(cached, kv.block_size);
-  if (whole) {
-    require(used <= kv.max_blocks_per_seq, "block_tables[", seq, "]: the ", seq_len, " tokens of seq_lens[",
-            seq, "] (new_kv_source cache: the new tokens are read from the cache too) need ", used,
-            " blocks of ", kv.block_size, ", but the table has ", kv.max_blocks_per_seq, " columns");
-  } else {
-    require(used <= kv.max_blocks_per_seq, "block_tables[", seq, "]: the context of ", ctx_len,
-            " tokens (seq_lens[", seq, "] = ", seq_len, " minus query_len ", seq_len - ctx_len, ") needs ",
-            used, " blocks of ", kv.block_size, ", but the table has ", kv.max_blocks_per_seq, " columns");
-  }
+  const std::int32_t used = blocks_for_tokens(whole ? seq_len : ctx_len, kv.block_size);
+  std::ostringstream what;
+  if (whole)
+    what << "the " << seq_len << " tokens of seq_lens[" << seq
+         << "] (new_kv_source cache: the new tokens are read from the cache too)";
+  else
+    what << "the context of " << ctx_len << " tokens (seq_lens[" << seq << "] = " << seq_len
+         << " minus query_len " << seq_len - ctx_len << ")";
+  require(used <= kv.max_blocks_per_seq, "block_tables[", seq, "]: ", what.str(), " needs ", used,
+          " blocks of ", kv.block_size, ", but the table has ", kv.max_blocks_per_seq, " columns");
   const std::int32_t* row = kv.block_table(seq);
   for (std::int32_t b = 0; b < used; ++b)
     require(row[b] >= 0 && row[b] < kv.num_blocks, "block_tables[", seq, "][", b, "] = ", row[b],
