@@ -17,13 +17,14 @@ ojson number(double v) {
   return v;
 }
 
-ojson tallies(const std::vector<Tally>& v, const char* key) {
+/// with_error: the largest finite |actual - expected| too (not for bitwise caches: codes, not values).
+ojson tallies(const std::vector<Tally>& v, const char* key, bool with_error = true) {
   ojson out = ojson::array();
-  for (std::size_t i = 0; i < v.size(); ++i)
-    out.push_back({{key, i},
-                   {"compared", v[i].compared},
-                   {"mismatched", v[i].mismatched},
-                   {"max_abs_error", number(v[i].max_abs)}});
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    ojson t = {{key, i}, {"compared", v[i].compared}, {"mismatched", v[i].mismatched}};
+    if (with_error) t["max_abs_error"] = number(v[i].max_abs);
+    out.push_back(t);
+  }
   return out;
 }
 
@@ -88,8 +89,8 @@ ojson tensor_json(const CaseReport& c, const TensorReport& t) {
     j["mismatched"] = t.mismatched;
     j["pattern"] = to_string(t.verdict.pattern);
     j["pattern_detail"] = t.verdict.detail;
-    j["per_seq"] = tallies(t.per_seq, "seq");
-    j["per_kv_head"] = tallies(t.per_head, "head");
+    j["per_seq"] = tallies(t.per_seq, "seq", false);
+    j["per_kv_head"] = tallies(t.per_head, "head", false);
     return j;
   } else {
     j["threshold"] = {{"nmse", t.policy.nmse}};
