@@ -3,10 +3,10 @@
 fp8(x / scale)). For trying `pao diff` on a cache write; needs numpy, safetensors and ml_dtypes.
 
     pao golden --case examples/cases/reshape-fp8-hnd.json --out g
-    .venv/bin/python examples/reshape_vendor_noscale.py   # the venv of the README's set-up g/<id>.safetensors noscale.safetensors
+    .venv/bin/python examples/reshape_vendor_noscale.py g/<id>.safetensors noscale.safetensors
     pao diff g/<id>.safetensors noscale.safetensors      # FAIL, pattern scale-ignored
 
-The golden's caches are HND ([blocks, kv_heads, block_size, head_size]); other layouts are refused.
+`.venv` is the one the README's set-up makes. The golden's caches are HND ([blocks, kv_heads, block_size, head_size]); other layouts are refused.
 """
 import sys
 
