@@ -123,7 +123,7 @@ TEST_CASE("a folder diff matches cases by id, fails missing ones and notes stray
   CHECK(r.notes[0].find("stray.safetensors") != std::string::npos);
 
   const std::string text = render_text(r);
-  CHECK(last_line(text) == "1 passed, 2 failed");
+  CHECK(last_line(text) == "1 passed, 2 failed (tensors); cases: 1 of 3 pass, 2 fail");
   CHECK(text.find("worst abs") != std::string::npos);
   CHECK(text.find("seq 1, head 1, dim 7") != std::string::npos);
 
@@ -252,6 +252,7 @@ TEST_CASE("part of a suite: --cases, --allow-missing, and a vendor's <id>.error"
   CHECK(r.not_run() == 1);
   CHECK(r.failed() == 1);  // d2's error still fails: the vendor could not run it
   CHECK(render_text(r, {}).find("p3  NOT RUN") != std::string::npos);
+  CHECK(summary_line(r) == "1 passed, 1 failed (tensors); cases: 1 of 3 pass, 1 fail, 1 not run");
   CHECK(render_json(r).find("\"not_run\": 1") != std::string::npos);
 
   DiffOptions none;

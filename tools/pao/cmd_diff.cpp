@@ -63,7 +63,8 @@ int run_diff(int argc, char** argv) {
   app.add_flag("--allow-dtype-mismatch", allow_dtype_mismatch,
                "compare a vendor tensor of another dtype than the golden's by value (default: it fails)");
   app.add_flag("--verbose,-v", verbose, "details for passing tensors too");
-  app.add_flag("--quiet,-q", quiet, "print only the last line (N passed, N failed)");
+  app.add_flag("--quiet,-q", quiet,
+               "print only the last line (N passed, N failed; over several cases, the cases too)");
   app.add_option("--max-rows", max_rows, "rows per summary table")->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
@@ -78,10 +79,7 @@ int run_diff(int argc, char** argv) {
   if (!json_path.empty()) write_text_file(json_path, diff::render_json(report));
   if (!junit_path.empty()) write_text_file(junit_path, diff::render_junit(report));
   if (quiet) {
-    std::printf("%lld passed, %lld failed", static_cast<long long>(report.passed()),
-                static_cast<long long>(report.failed()));
-    if (report.not_run() > 0) std::printf(", %lld case(s) not run", static_cast<long long>(report.not_run()));
-    std::printf("\n");
+    std::printf("%s\n", diff::summary_line(report).c_str());
   } else {
     diff::TextOptions text;
     text.verbose = verbose;

@@ -51,13 +51,16 @@ int run_golden(int argc, char** argv) {
       "  pao golden --suite smoke --partition-size 256 --out g/   (a vendor whose V2 uses 256-token "
       "partitions)\n"
       "  pao golden --suite smoke --vllm-faithful --out g/        (what vLLM's kernels compute: see "
-      "below)\n\n"
+      "below)\n"
+      "  pao golden --suite smoke --outputs exact,v2 --out g/     (smaller files: out, out_exact, v2.out; "
+      "pao diff\n"
+      "                                                            recomputes any other output it needs)\n\n"
       "Cases asking for what vLLM's own kernels do not compute (a sliding window in V1/V2, a window with\n"
       "ALiBi in prefix, a soft-cap, new tokens read back from an fp8 cache) are written as asked, with\n"
       "vllm_compatible false and the reason in their metadata; --vllm-faithful computes what vLLM does.",
       "pao golden"};
   std::vector<std::string> case_files;
-  std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir;
+  std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir, outputs_text = "all";
   bool full = false, list = false, list_suites_flag = false, force = false, vllm_faithful = false;
   std::int32_t jobs = 1, partition_size = 0;
   app.add_option("--case", case_files, "case JSON file (repeatable)")->check(CLI::ExistingFile);
@@ -76,6 +79,11 @@ int run_golden(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_flag("--vllm-faithful", vllm_faithful,
                "compute what vLLM's kernels compute: drop the features they drop (ids gain -vllmfaithful)");
+  app.add_option(
+         "--outputs", outputs_text,
+         "the outputs each golden holds: exact (out, out_exact), v1, v2, partials, prefix, kernel (v1, v2, "
+         "partials, prefix), all or none, comma-separated; pao diff recomputes the rest from the inputs")
+      ->capture_default_str();
   app.add_flag("--force", force, "regenerate cases even when their files are up to date");
   app.add_flag("--list", list, "print the case ids (of --suite / --case, after --full and --shard) and exit");
   app.add_flag("--list-suites", list_suites_flag, "print the suites in data/cases and exit");
@@ -122,6 +130,7 @@ int run_golden(int argc, char** argv) {
     return 0;
   }
   require(!out_dir.empty(), "--out DIR is required");
+  const golden::OutputSelection outputs = golden::parse_output_selection(outputs_text);
 
   golden::GoldenRunOptions options;
   options.out_dir = out_dir;
@@ -131,6 +140,15 @@ int run_golden(int argc, char** argv) {
   options.suite = suite.empty() ? "" : fs::path(suite).stem().string();
   options.full = full;
   options.shard = shard;
+  options.outputs = outputs;
+  // The flags that shape the goldens, for the regenerate hint of a damaged file.
+  auto record = [&](const std::string& flag) {
+    if (!options.golden_flags.empty()) options.golden_flags += ' ';
+    options.golden_flags += flag;
+  };
+  if (partition_size > 0) record("--partition-size " + std::to_string(partition_size));
+  if (vllm_faithful) record("--vllm-faithful");
+  if (!outputs.all()) record("--outputs " + to_string(outputs));
   double total_cost = 0;
   for (const auto& c : cases) total_cost += golden::estimated_cost(c);
   Progress progress(cases.size(), total_cost, ::isatty(fileno(stderr)) != 0);

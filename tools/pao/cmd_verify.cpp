@@ -22,9 +22,12 @@ void print_check(const golden::GoldenCheck& c, bool quiet) {
     char use[96];
     if (c.invariants.cache_write)
       std::snprintf(use, sizeof use, "the caches are the write recomputed, bit for bit");
+    else if (c.invariants.kernel_outputs == 0)
+      std::snprintf(use, sizeof use, "no kernel-precision output held (pao golden --outputs)");
     else
-      std::snprintf(use, sizeof use, "the oracle's kernel error uses %.0f%% of its a-priori bound",
-                    100 * c.invariants.kernel_bound_use);
+      std::snprintf(use, sizeof use, "the oracle's kernel error uses %.0f%% of its a-priori bound%s",
+                    100 * c.invariants.kernel_bound_use,
+                    c.invariants.exact_recomputed ? " (out_exact recomputed)" : "");
     std::printf("ok    %s  (%s%lld elements checked; %s%s)\n", c.id.c_str(),
                 c.hashed ? "sha256 matches the manifest; " : "no manifest entry; ",
                 static_cast<long long>(c.invariants.elements_checked), use,

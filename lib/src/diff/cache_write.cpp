@@ -1,10 +1,12 @@
 // reshape_and_cache's verdict (pao/diff/cache_write.hpp).
 #include "pao/diff/cache_write.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include "pao/numerics/formats.hpp"
@@ -65,7 +67,8 @@ class CacheComparison {
       return r;
     }
     map_slots();
-    const PagedCacheLayout layout = contiguous_cache_layout(c_.kv_layout, in_.which, r.shape);
+    layout_ = contiguous_cache_layout(c_.kv_layout, in_.which, r.shape);
+    const PagedCacheLayout& layout = layout_;
     const std::int64_t blocks = r.shape[0];
     r.per_seq.assign(static_cast<std::size_t>(c_.num_seqs), {});
     r.per_head.assign(static_cast<std::size_t>(c_.num_kv_heads), {});
@@ -170,11 +173,42 @@ class CacheComparison {
     }
     os << "slot " << slot << " = block " << m.block << " offset " << m.offset << ", kv head " << m.head
        << ", dim " << m.dim << ": actual " << value_text(m.actual) << ", expected " << value_text(m.expected);
+    if (m.token < 0) os << source_row(m);
     if (m.token >= 0 && is_fp8(cd_)) {
       const auto x = static_cast<float>(in_.source->at({m.token, m.head, m.dim}));
       os << " (x = " << x << ", scale " << c_.kv_scale(in_.which, static_cast<std::int32_t>(m.head)) << ")";
     }
     return os.str();
+  }
+
+  /// The bits the write stores for element (row, head, dim) of the source (key or value).
+  std::uint64_t written_bits(std::int64_t row, std::int64_t head, std::int64_t dim) const {
+    if (!is_fp8(cd_)) return bits(*in_.source, (row * c_.num_kv_heads + head) * c_.head_size + dim);
+    const auto x = static_cast<float>(in_.source->at({row, head, dim}));
+    return fp8_code(cd_, x / c_.kv_scale(in_.which, static_cast<std::int32_t>(head)));
+  }
+
+  /// An unmapped slot written: the source row whose head `m.head` it holds, bit for bit in every
+  /// dim ("; it holds key[260], a padding row (slot -1)"), or "" when none does.
+  std::string source_row(const Mismatch& m) const {
+    for (std::int64_t row = 0; row < in_.source->size(0); ++row) {
+      bool same = true;
+      for (std::int64_t d = 0; d < c_.head_size && same; ++d)
+        same =
+            written_bits(row, m.head, d) == bits(*in_.actual, layout_.offset(m.block, m.head, m.offset, d));
+      if (!same) continue;
+      std::ostringstream os;
+      const bool key = in_.which == CacheTensor::key;
+      os << "; kv head " << m.head << " of this slot holds " << (key ? "key" : "value") << "[" << row << "]";
+      const auto slot =
+          row < in_.slot_mapping->size(0) ? static_cast<std::int64_t>(in_.slot_mapping->at({row})) : -1;
+      if (slot < 0)
+        os << ", a padding row (slot -1)";
+      else
+        os << ", whose slot is " << slot << " (a wrong slot)";
+      return os.str();
+    }
+    return "";
   }
 
   std::string value_text(std::uint64_t b) const {
@@ -210,18 +244,20 @@ class CacheComparison {
         return {n.pattern, detail.str()};
       }
     // No one explanation: how many mismatches each is consistent with (they may overlap: a double
-    // rounding is also one code off), and an example of the commonest.
-    const auto* commonest = &kNames[std::size(kNames) - 1];  // kOther
+    // rounding is also one code off), and the first example of each, commonest first.
+    std::vector<const std::remove_extent_t<decltype(kNames)>*> present;
     for (const auto& n : kNames)
-      if (kinds_[n.kind] > kinds_[commonest->kind]) commonest = &n;
+      if (kinds_[n.kind] > 0) present.push_back(&n);
+    std::stable_sort(present.begin(), present.end(),
+                     [&](const auto* a, const auto* b) { return kinds_[a->kind] > kinds_[b->kind]; });
+    auto name = [](const auto* n) {
+      return n->kind == kOther ? std::string("unexplained") : to_string(n->pattern);
+    };
     detail << r.mismatched << " mismatches, consistent with (a mismatch may fit several):";
-    for (const auto& n : kNames)
-      if (kinds_[n.kind] > 0)
-        detail << " " << kinds_[n.kind] << " " << (n.kind == kOther ? "unexplained" : to_string(n.pattern))
-               << ";";
-    detail << " the commonest ("
-           << (commonest->kind == kOther ? "unexplained" : to_string(commonest->pattern)) << ") first at "
-           << where(example_[commonest->kind]);
+    for (const auto* n : present) detail << " " << kinds_[n->kind] << " " << name(n) << ";";
+    detail << " the first of each:";
+    for (std::size_t i = 0; i < present.size(); ++i)
+      detail << (i ? "; " : " ") << name(present[i]) << " at " << where(example_[present[i]->kind]);
     return {Pattern::scattered, detail.str()};
   }
 
@@ -229,6 +265,7 @@ class CacheComparison {
   const cases::Case& c_;
   const DType cd_;
   const std::size_t es_;
+  PagedCacheLayout layout_;
   std::map<std::int64_t, std::int64_t> token_of_slot_;
   std::vector<std::int32_t> seq_of_token_;
   std::int64_t kinds_[kKinds] = {};

@@ -157,16 +157,25 @@ std::string render_text(const DiffReport& report, const TextOptions& options) {
     os << "\n";
   }
   for (const auto& n : report.notes) os << "note: " << n << "\n";
-  if (report.cases.size() > 1) {
-    std::size_t passed_cases = 0;
-    for (const auto& c : report.cases) passed_cases += c.passed() && !c.not_run;
-    os << "cases: " << passed_cases << " of " << report.cases.size() << " pass";
-    if (report.not_run() > 0) os << ", " << report.not_run() << " not run";
-    os << "\n";
-  }
+  os << summary_line(report) << "\n";
+  return os.str();
+}
+
+std::string summary_line(const DiffReport& report) {
+  std::ostringstream os;
   os << report.passed() << " passed, " << report.failed() << " failed";
-  if (report.not_run() > 0) os << ", " << report.not_run() << " case(s) not run";
-  os << "\n";
+  if (report.cases.size() > 1) {
+    std::int64_t passed_cases = 0, failed_cases = 0;
+    for (const auto& c : report.cases) {
+      if (c.not_run) continue;
+      ++(c.passed() ? passed_cases : failed_cases);
+    }
+    os << " (tensors); cases: " << passed_cases << " of " << report.cases.size() << " pass, " << failed_cases
+       << " fail";
+    if (report.not_run() > 0) os << ", " << report.not_run() << " not run";
+  } else if (report.not_run() > 0) {
+    os << ", " << report.not_run() << " case(s) not run";
+  }
   return os.str();
 }
 

@@ -48,6 +48,7 @@ std::string regenerate_command(const Manifest& manifest, const fs::path& dir) {
   if (manifest.suite.empty())
     return "rerun the `pao golden --case ...` command that wrote " + dir.string() + " with --force";
   std::string cmd = "pao golden --suite " + manifest.suite + (manifest.full ? " --full" : "");
+  if (!manifest.golden_flags.empty()) cmd += " " + manifest.golden_flags;
   if (manifest.shard)
     cmd += " --shard " + std::to_string(manifest.shard->index) + "/" + std::to_string(manifest.shard->count);
   return cmd + " --out " + dir.string() + " --force";

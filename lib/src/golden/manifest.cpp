@@ -29,7 +29,8 @@ json entry_to_json(const ManifestEntry& e) {
               {"sha256", e.sha256},
               {"bytes", e.bytes},
               {"pao_version", e.pao_version},
-              {"parameters", json::parse(e.parameters)}};
+              {"parameters", json::parse(e.parameters)},
+              {"outputs", e.outputs}};
 }
 
 ManifestEntry entry_from_json(const json& j) {
@@ -42,6 +43,7 @@ ManifestEntry entry_from_json(const json& j) {
   e.bytes = j.at("bytes").get<std::uint64_t>();
   e.pao_version = j.at("pao_version").get<std::string>();
   e.parameters = j.at("parameters").dump();
+  e.outputs = j.value("outputs", "all");  // manifests written before --outputs
   return e;
 }
 
@@ -63,7 +65,8 @@ std::optional<std::pair<std::int32_t, std::int32_t>> parse_shard_manifest_name(s
 }
 
 bool same_contents(const ManifestEntry& a, const ManifestEntry& b) {
-  return a.file == b.file && a.format == b.format && a.sha256 == b.sha256 && a.parameters == b.parameters;
+  return a.file == b.file && a.format == b.format && a.sha256 == b.sha256 && a.parameters == b.parameters &&
+         a.outputs == b.outputs;
 }
 
 }  // namespace
@@ -100,6 +103,7 @@ Manifest read_manifest(const fs::path& path) {
     Manifest m;
     m.suite = j.value("suite", json(nullptr)).is_string() ? j["suite"].get<std::string>() : "";
     m.full = j.value("full", false);
+    m.golden_flags = j.value("golden_flags", "");
     if (j.contains("shard"))
       m.shard = cases::Shard{j["shard"].at("index").get<std::int32_t>(),
                              j["shard"].at("count").get<std::int32_t>()};
@@ -117,6 +121,7 @@ void write_manifest(const fs::path& path, const Manifest& m) {
   j["pao_version"] = PAO_VERSION;
   j["suite"] = m.suite.empty() ? json(nullptr) : json(m.suite);
   j["full"] = m.full;
+  if (!m.golden_flags.empty()) j["golden_flags"] = m.golden_flags;
   if (m.shard) j["shard"] = {{"index", m.shard->index}, {"count", m.shard->count}};
   j["cases"] = json::array();
   for (const auto& e : m.entries) j["cases"].push_back(entry_to_json(e));
@@ -158,11 +163,14 @@ Manifest merge_shard_manifests(const fs::path& dir) {
     if (first) {
       merged.suite = part.suite;
       merged.full = part.full;
+      merged.golden_flags = part.golden_flags;
       first = false;
     }
-    require(part.suite == merged.suite && part.full == merged.full, "merge: ", path.string(),
-            " is from suite '", part.suite, "'", part.full ? " (full)" : "", " but shard ",
-            shards.begin()->first, " is from '", merged.suite, "'", merged.full ? " (full)" : "");
+    require(
+        part.suite == merged.suite && part.full == merged.full && part.golden_flags == merged.golden_flags,
+        "merge: ", path.string(), " is from suite '", part.suite, "'", part.full ? " (full)" : "",
+        " with flags '", part.golden_flags, "' but shard ", shards.begin()->first, " is from '", merged.suite,
+        "'", merged.full ? " (full)" : "", " with flags '", merged.golden_flags, "'");
     for (const auto& e : part.entries) {
       auto [it, inserted] = owner.emplace(e.id, i);
       if (!inserted) {

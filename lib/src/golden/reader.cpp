@@ -143,11 +143,12 @@ cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
   return c;
 }
 
-GoldenTensors read_golden(const TensorFile& file) {
+GoldenTensors read_golden(const TensorFile& file, bool complete) {
   GoldenTensors g;
   g.golden_case = golden_case_of(file);
   g.metadata = file.metadata();
   for (const auto& name : file.names()) g.tensors.emplace_back(name, file.read(name));
+  if (complete) complete_outputs(g);  // the outputs `pao golden --outputs` left out
   return g;
 }
 

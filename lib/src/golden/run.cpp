@@ -24,7 +24,7 @@ namespace {
 bool up_to_date(const std::optional<ManifestEntry>& e, const std::string& parameters,
                 const GoldenRunOptions& o) {
   return e && e->parameters == parameters && e->pao_version == PAO_VERSION && e->format == o.format &&
-         !golden_hash_mismatch(o.out_dir, *e);
+         e->outputs == to_string(o.outputs) && !golden_hash_mismatch(o.out_dir, *e);
 }
 
 }  // namespace
@@ -64,6 +64,7 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
   manifest.suite = options.suite;
   manifest.full = options.full;
   manifest.shard = options.shard;
+  manifest.golden_flags = options.golden_flags;
 
   std::mutex mutex;  // guards manifest, result and on_event
   auto emit = [&](GoldenEvent e) {
@@ -104,12 +105,12 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
       }
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        const GoldenTensors golden = make_golden(c);
+        const GoldenTensors golden = make_golden(c, options.outputs);
         const WrittenGolden w = write_golden(golden, options.out_dir, options.format);
         event.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::lock_guard lock(mutex);
         manifest.upsert(ManifestEntry{c.id, to_string(c.kernel), w.file, options.format, w.sha256, w.bytes,
-                                      PAO_VERSION, parameters});
+                                      PAO_VERSION, parameters, to_string(options.outputs)});
         write_manifest(result.manifest_path, manifest);
         ++result.written;
         event.kind = GoldenEvent::Kind::written;

@@ -1,12 +1,14 @@
 // A case's golden tensors and metadata (pao/golden/tensors.hpp).
 #include "pao/golden/tensors.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <numeric>
 
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
+#include "pao/golden/reader.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
 
@@ -47,7 +49,8 @@ void put(SafetensorsMetadata& m, const char* key, std::string value) {
   m.insert_or_assign(key, std::move(value));
 }
 
-SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
+SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
+                                  const std::vector<std::string>& outputs) {
   SafetensorsMetadata m;
   put(m, "format", "pao-golden");
   put(m, "format_version", kGoldenFormatVersion);
@@ -90,7 +93,7 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
   for (const auto& n : golden_input_names(c.kernel))
     if (n != "alibi_slopes" || c.alibi) inputs.push_back(n);
   put(m, "inputs", join(inputs));
-  put(m, "outputs", join(golden_output_names(c.kernel)));
+  put(m, "outputs", join(outputs));  // the rest are recomputed from the inputs when needed
   if (c.kernel == CaseKernel::decode) {
     put(m, "partition_size", std::to_string(c.partition_size));
     put(m, "max_num_partitions", std::to_string(max_num_partitions(c)));
@@ -109,12 +112,53 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g) {
   return m;
 }
 
-void make_decode(const Case& c, GoldenTensors& g) {
+bool wanted(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+/// The decode outputs `names`, each kernel run only if one of its outputs is asked for.
+NamedTensors decode_outputs(const cases::DecodeCase& dc, const std::vector<std::string>& names) {
+  const KernelConfig config = kernel_config(dc.spec);
+  NamedTensors t;
+  if (wanted(names, "out") || wanted(names, "out_exact")) {
+    DecodeOutputs exact = paged_attention_v1(dc.args(), Precision::exact, config);
+    if (wanted(names, "out")) t.emplace_back("out", std::move(exact.out));
+    if (wanted(names, "out_exact")) t.emplace_back("out_exact", std::move(exact.out_f64));
+  }
+  if (wanted(names, "v1.out"))
+    t.emplace_back("v1.out", std::move(paged_attention_v1(dc.args(), Precision::kernel, config).out));
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.starts_with("v2."); })) {
+    DecodeOutputs v2 = paged_attention_v2(dc.args(), Precision::kernel, config);
+    if (wanted(names, "v2.out")) t.emplace_back("v2.out", std::move(v2.out));
+    if (wanted(names, "v2.tmp_out")) t.emplace_back("v2.tmp_out", std::move(v2.tmp_out));
+    if (wanted(names, "v2.max_logits")) t.emplace_back("v2.max_logits", std::move(v2.max_logits));
+    if (wanted(names, "v2.exp_sums")) t.emplace_back("v2.exp_sums", std::move(v2.exp_sums));
+  }
+  return t;
+}
+
+NamedTensors prefix_outputs(const cases::PrefixCase& pc, const std::vector<std::string>& names) {
+  const KernelConfig config = kernel_config(pc.spec);
+  NamedTensors t;
+  if (wanted(names, "out") || wanted(names, "out_exact")) {
+    PrefixOutputs exact = prefix_attention(pc.args(), Precision::exact, config);
+    if (wanted(names, "out")) t.emplace_back("out", std::move(exact.out));
+    if (wanted(names, "out_exact")) t.emplace_back("out_exact", std::move(exact.out_f64));
+  }
+  if (wanted(names, "prefix.out"))
+    t.emplace_back("prefix.out", std::move(prefix_attention(pc.args(), Precision::kernel, config).out));
+  return t;
+}
+
+void append(GoldenTensors& g, NamedTensors outputs) {
+  for (auto& named : outputs) g.tensors.push_back(std::move(named));
+}
+
+void make_decode(const Case& c, GoldenTensors& g, const std::vector<std::string>& outputs) {
   cases::DecodeCase dc = cases::make_decode_case(c);
-  const KernelConfig config = kernel_config(c);
-  DecodeOutputs exact = paged_attention_v1(dc.args(), Precision::exact, config);
-  DecodeOutputs v1 = paged_attention_v1(dc.args(), Precision::kernel, config);
-  DecodeOutputs v2 = paged_attention_v2(dc.args(), Precision::kernel, config);
+  NamedTensors computed = decode_outputs(dc, outputs);
   auto& t = g.tensors;
   t.emplace_back("query", std::move(dc.query));
   t.emplace_back("key_cache", std::move(dc.key_cache));
@@ -122,20 +166,12 @@ void make_decode(const Case& c, GoldenTensors& g) {
   t.emplace_back("block_tables", std::move(dc.block_tables));
   t.emplace_back("seq_lens", std::move(dc.seq_lens));
   if (c.alibi) t.emplace_back("alibi_slopes", std::move(dc.alibi_slopes));
-  t.emplace_back("out", std::move(exact.out));
-  t.emplace_back("out_exact", std::move(exact.out_f64));
-  t.emplace_back("v1.out", std::move(v1.out));
-  t.emplace_back("v2.out", std::move(v2.out));
-  t.emplace_back("v2.tmp_out", std::move(v2.tmp_out));
-  t.emplace_back("v2.max_logits", std::move(v2.max_logits));
-  t.emplace_back("v2.exp_sums", std::move(v2.exp_sums));
+  append(g, std::move(computed));
 }
 
-void make_prefix(const Case& c, GoldenTensors& g) {
+void make_prefix(const Case& c, GoldenTensors& g, const std::vector<std::string>& outputs) {
   cases::PrefixCase pc = cases::make_prefix_case(c);
-  const KernelConfig config = kernel_config(c);
-  PrefixOutputs exact = prefix_attention(pc.args(), Precision::exact, config);
-  PrefixOutputs kernel = prefix_attention(pc.args(), Precision::kernel, config);
+  NamedTensors computed = prefix_outputs(pc, outputs);
   auto& t = g.tensors;
   t.emplace_back("query", std::move(pc.query));
   t.emplace_back("key", std::move(pc.key));
@@ -146,9 +182,7 @@ void make_prefix(const Case& c, GoldenTensors& g) {
   t.emplace_back("seq_lens", std::move(pc.seq_lens));
   t.emplace_back("query_start_loc", std::move(pc.query_start_loc));
   if (c.alibi) t.emplace_back("alibi_slopes", std::move(pc.alibi_slopes));
-  t.emplace_back("out", std::move(exact.out));
-  t.emplace_back("out_exact", std::move(exact.out_f64));
-  t.emplace_back("prefix.out", std::move(kernel.out));
+  append(g, std::move(computed));
 }
 
 void make_reshape(const Case& c, GoldenTensors& g) {
@@ -224,18 +258,40 @@ double estimated_cost(const Case& c) {
   return work + 2.0 * tokens * kv_width;  // the caches, generated and written
 }
 
-GoldenTensors make_golden(const Case& c) {
+GoldenTensors make_golden(const Case& c, const OutputSelection& outputs) {
   GoldenTensors g;
   g.golden_case = c;
+  const std::vector<std::string> names = selected_output_names(c.kernel, outputs);
   if (c.kernel == CaseKernel::decode) {
-    make_decode(c, g);
+    make_decode(c, g, names);
   } else if (c.kernel == CaseKernel::reshape_and_cache) {
     make_reshape(c, g);
   } else {
-    make_prefix(c, g);
+    make_prefix(c, g, names);
   }
-  g.metadata = make_metadata(c, g);
+  g.metadata = make_metadata(c, g, names);
   return g;
+}
+
+std::vector<std::string> missing_outputs(const GoldenTensors& g) {
+  std::vector<std::string> missing;
+  for (const auto& name : golden_output_names(g.golden_case.kernel))
+    if (!g.find(name)) missing.push_back(name);
+  return missing;
+}
+
+std::vector<std::pair<std::string, Tensor>> compute_outputs(const GoldenTensors& g,
+                                                            const std::vector<std::string>& names) {
+  const CaseKernel kernel = g.golden_case.kernel;
+  require(kernel != CaseKernel::reshape_and_cache, "golden ", g.golden_case.id,
+          ": a reshape_and_cache golden must hold its written caches; it lacks ", join(names));
+  return kernel == CaseKernel::decode ? decode_outputs(decode_case_of(g), names)
+                                      : prefix_outputs(prefix_case_of(g), names);
+}
+
+void complete_outputs(GoldenTensors& g) {
+  const std::vector<std::string> missing = missing_outputs(g);
+  if (!missing.empty()) append(g, compute_outputs(g, missing));
 }
 
 }  // namespace pao::golden

@@ -16,6 +16,9 @@ struct TextOptions {
 };
 
 std::string render_text(const DiffReport& report, const TextOptions& options = {});
+/// The last line of the text report (and all of `pao diff --quiet`): "N passed, N failed" counting
+/// tensors; over several cases "... (tensors); cases: P of N pass, F fail[, R not run]".
+std::string summary_line(const DiffReport& report);
 std::string render_json(const DiffReport& report);
 std::string render_junit(const DiffReport& report);
 

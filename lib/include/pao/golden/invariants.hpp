@@ -35,9 +35,13 @@ struct InvariantReport {
   /// max over kernel-precision outputs of |kernel - exact| / bound: how much of the a-priori
   /// bound the oracle's own error uses (tests keep it well below 1).
   double kernel_bound_use = 0;
+  std::int32_t kernel_outputs = 0;  // kernel-precision outputs checked (fewer with --outputs)
   /// reshape_and_cache goldens have no kernel-precision outputs: their caches are checked bit for
   /// bit against the write recomputed.
   bool cache_write = false;
+  /// The golden leaves out_exact out (`pao golden --outputs`): the outputs it holds were checked
+  /// against out_exact recomputed from its inputs.
+  bool exact_recomputed = false;
   bool ok() const { return violation_count == 0; }
 };
 

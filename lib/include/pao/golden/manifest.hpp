@@ -1,7 +1,7 @@
 // The manifest of a golden folder: one entry per case (id, file, sha256, size, format, the pao
-// version that wrote it and the case's canonical JSON). A plain run writes DIR/manifest.json; shard
-// i of N writes DIR/manifest-shard-i-of-N.json, and merge_shard_manifests folds all N into
-// DIR/manifest.json once every shard is done. Manifests are written atomically.
+// version that wrote it, the case's canonical JSON and the outputs it holds). A plain run writes
+// DIR/manifest.json; shard i of N writes DIR/manifest-shard-i-of-N.json, and merge_shard_manifests folds all
+// N into DIR/manifest.json once every shard is done. Manifests are written atomically.
 #pragma once
 
 #include <cstdint>
@@ -23,13 +23,16 @@ struct ManifestEntry {
   std::string sha256;
   std::uint64_t bytes = 0;
   std::string pao_version;
-  std::string parameters;  // case_to_json(case): canonical, one line
+  std::string parameters;       // case_to_json(case): canonical, one line
+  std::string outputs = "all";  // to_string(OutputSelection): the outputs the file holds
 };
 
 struct Manifest {
   std::string suite;  // empty for --case runs
   bool full = false;
   std::optional<cases::Shard> shard;
+  std::string
+      golden_flags;  // pao golden's flags that shape the goldens ("--partition-size 256 --outputs exact")
   std::vector<ManifestEntry> entries;  // sorted by id
 
   const ManifestEntry* find(const std::string& id) const;

@@ -49,8 +49,10 @@ class TensorFile {
 /// a pao golden.
 cases::Case golden_case_of(const TensorFile& file);
 
-/// Every tensor of a golden, with its case and metadata, as make_golden returned them.
-GoldenTensors read_golden(const TensorFile& file);
+/// Every tensor of a golden, with its case and metadata, as make_golden returned them; outputs
+/// the file leaves out (`pao golden --outputs`) are recomputed from its inputs unless `complete`
+/// is false.
+GoldenTensors read_golden(const TensorFile& file, bool complete = true);
 
 /// A golden's inputs as make_decode_case / make_prefix_case built them (copies), to run pao's
 /// kernels on them again: the diff's exact V2 partials, the audit's legitimate variations.

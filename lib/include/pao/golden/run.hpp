@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pao/golden/manifest.hpp"
+#include "pao/golden/output_selection.hpp"
 
 namespace pao::golden {
 
@@ -35,6 +36,10 @@ struct GoldenRunOptions {
   std::string suite;      // recorded in the manifest
   bool full = false;
   std::optional<cases::Shard> shard;  // picks the manifest's name
+  OutputSelection outputs;            // which outputs each golden holds (--outputs)
+  /// The command-line flags that shaped the goldens ("--partition-size 256 --outputs exact"):
+  /// recorded in the manifest for the regenerate hint.
+  std::string golden_flags;
   /// Called for every event, one call at a time.
   std::function<void(const GoldenEvent&)> on_event;
 };

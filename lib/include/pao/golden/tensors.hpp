@@ -1,6 +1,7 @@
 // From a case to the tensors of its golden file: the seeded inputs, the exact outputs and the
 // kernel-precision outputs, under the names of the tensor contract (DESIGN.md), and the
-// `__metadata__` that describes the case.
+// `__metadata__` that describes the case. `--outputs` (output_selection.hpp) keeps a subset of
+// the outputs; the metadata's "outputs" lists those held.
 //
 // decode: query key_cache value_cache block_tables seq_lens [alibi_slopes]
 //         out (exact, rounded) out_exact (F64) v1.out v2.out v2.tmp_out v2.max_logits v2.exp_sums
@@ -15,6 +16,7 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/core/tensor.hpp"
+#include "pao/golden/output_selection.hpp"
 #include "pao/io/safetensors.hpp"
 
 namespace pao::golden {
@@ -32,8 +34,20 @@ struct GoldenTensors {
 };
 
 /// Builds the inputs from the seed and runs the oracle (exact V1 plus kernel V1 and V2 for
-/// decode; exact and kernel prefix). Throws pao::Error for a case the kernels reject.
-GoldenTensors make_golden(const cases::Case& c);
+/// decode; exact and kernel prefix) for the outputs `outputs` keeps; a kernel none of whose
+/// outputs is kept is not run. Throws pao::Error for a case the kernels reject.
+GoldenTensors make_golden(const cases::Case& c, const OutputSelection& outputs = {});
+
+/// The outputs of golden_output_names that `g` lacks (left out by `pao golden --outputs`).
+std::vector<std::string> missing_outputs(const GoldenTensors& g);
+
+/// The outputs `names` (of golden_output_names) computed from `g`'s inputs, as make_golden does.
+std::vector<std::pair<std::string, Tensor>> compute_outputs(const GoldenTensors& g,
+                                                            const std::vector<std::string>& names);
+
+/// Computes the outputs `g` lacks from its inputs, as make_golden would have: afterwards `g`
+/// holds every output. Throws pao::Error if an input is missing.
+void complete_outputs(GoldenTensors& g);
 
 /// The tensors `make_golden` computes, by kind.
 const std::vector<std::string>& golden_input_names(cases::CaseKernel kernel);
