@@ -736,9 +736,8 @@ def main(argv=None):
         if cid in notes:
             print(f"{'':8}{notes[cid]}")
     print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run (IPEX raised, or not in its API) "
-          f"(pao diff, which counts tensors -- a reshape_and_cache case has two -- and a case without "
-          f"outputs as one: {rep['passed']} passed, {rep['failed']} failed; full report: pao diff "
-          f"{goldens} {outputs})")
+          f"(pao diff's tensors: {rep['passed']} passed, {rep['failed']} failed -- a reshape_and_cache case "
+          f"has two, a case without outputs counts one; full report: pao diff {goldens} {outputs})")
     # The goldens' vllm_compatible / vllm_incompatible (pao diff prints them as notes "not what vLLM
     # computes: ...", on the cases that ran), counted by reason.
     reasons, noted = {}, {c["case_id"] for c in rep["cases"]

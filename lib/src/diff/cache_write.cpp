@@ -188,26 +188,29 @@ class CacheComparison {
     return fp8_code(cd_, x / c_.kv_scale(in_.which, static_cast<std::int32_t>(head)));
   }
 
-  /// An unmapped slot written: the source row whose head `m.head` it holds, bit for bit in every
-  /// dim ("; it holds key[260], a padding row (slot -1)"), or "" when none does.
+  /// An unmapped slot written: the source row (and head) whose data head `m.head` of the slot
+  /// holds, bit for bit in every dim ("; kv head 0 of this slot holds key[260] kv head 1, a
+  /// padding row (slot -1)": a -1 row written at a negative offset lands in the previous head), or
+  /// "" when none does.
   std::string source_row(const Mismatch& m) const {
-    for (std::int64_t row = 0; row < in_.source->size(0); ++row) {
-      bool same = true;
-      for (std::int64_t d = 0; d < c_.head_size && same; ++d)
-        same =
-            written_bits(row, m.head, d) == bits(*in_.actual, layout_.offset(m.block, m.head, m.offset, d));
-      if (!same) continue;
-      std::ostringstream os;
-      const bool key = in_.which == CacheTensor::key;
-      os << "; kv head " << m.head << " of this slot holds " << (key ? "key" : "value") << "[" << row << "]";
-      const auto slot =
-          row < in_.slot_mapping->size(0) ? static_cast<std::int64_t>(in_.slot_mapping->at({row})) : -1;
-      if (slot < 0)
-        os << ", a padding row (slot -1)";
-      else
-        os << ", whose slot is " << slot << " (a wrong slot)";
-      return os.str();
-    }
+    for (std::int64_t row = 0; row < in_.source->size(0); ++row)
+      for (std::int64_t h = 0; h < c_.num_kv_heads; ++h) {
+        bool same = true;
+        for (std::int64_t d = 0; d < c_.head_size && same; ++d)
+          same = written_bits(row, h, d) == bits(*in_.actual, layout_.offset(m.block, m.head, m.offset, d));
+        if (!same) continue;
+        std::ostringstream os;
+        os << "; kv head " << m.head << " of this slot holds "
+           << (in_.which == CacheTensor::key ? "key" : "value") << "[" << row << "]";
+        if (h != m.head) os << " kv head " << h;
+        const auto slot =
+            row < in_.slot_mapping->size(0) ? static_cast<std::int64_t>(in_.slot_mapping->at({row})) : -1;
+        if (slot < 0)
+          os << ", a padding row (slot -1)";
+        else
+          os << ", whose slot is " << slot;
+        return os.str();
+      }
     return "";
   }
 
