@@ -232,7 +232,7 @@ TEST_CASE("the benchmark's CSV is the measurement CSV of pao sim calibrate") {
   CHECK(rows[0].workload.num_kv_heads == 8);
   CHECK(rows[0].workload.seq_lens == std::vector<std::int32_t>(8, 4096));
   CHECK(rows[0].workload.kv_cache_dtype == DType::f16);
-  CHECK(!rows[0].host_timing);
+  CHECK(rows[0].timing == sim::Timing::gpu);
   CHECK(rows[1].kernel.kind == sim::KernelKind::v2);
   CHECK(rows[1].kernel.partition_size == 1024);
   CHECK(rows[0].group == rows[1].group);  // the same workload: a V1-vs-V2 decision

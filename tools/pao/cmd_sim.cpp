@@ -1,4 +1,4 @@
-// `pao sim`: the timing simulator's front end. Dispatches to run, sweep, advise and calibrate, each
+// `pao sim`: the timing simulator's front end. Dispatches to run, sweep, advise, calibrate and validate, each
 // in its own cmd_sim_*.cpp file.
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -13,6 +13,7 @@ void add_run(CLI::App& sim, Action& action);
 void add_sweep(CLI::App& sim, Action& action);
 void add_advise(CLI::App& sim, Action& action);
 void add_calibrate(CLI::App& sim, Action& action);
+void add_validate(CLI::App& sim, Action& action);
 }  // namespace pao::cli::sim_commands
 
 namespace pao::cli {
@@ -33,12 +34,14 @@ int run_sim(int argc, char** argv) {
       "  pao sim advise --device bi-v100 --svg advice.svg\n"
       "  pao sim calibrate --device h200 --measurements data/measurements/example-synthetic.csv --out "
       "h200-cal.json\n"
+      "  pao sim validate --device a100-40gb --measurements data/measurements/published-vllm.csv\n"
       "\nrun `pao sim <subcommand> --help` for each subcommand's options.");
   sim_commands::Action action;
   sim_commands::add_run(app, action);
   sim_commands::add_sweep(app, action);
   sim_commands::add_advise(app, action);
   sim_commands::add_calibrate(app, action);
+  sim_commands::add_validate(app, action);
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   return action ? action() : 2;
 }

@@ -46,10 +46,11 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 
 const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> cols = {
-      "kernel",  "num_seqs",  "num_heads",      "num_kv_heads", "head_size", "block_size",
-      "seq_len", "query_len", "partition_size", "max_seq_len",  "dtype",     "kv_cache_dtype",
-      "time_us", "timing",    "device",         "stddev_us",    "repeats",   "achieved_gbps",
-      "note"};
+      "kernel",     "num_seqs",       "num_heads",     "num_kv_heads",   "head_size",
+      "block_size", "seq_len",        "query_len",     "partition_size", "max_seq_len",
+      "dtype",      "kv_cache_dtype", "time_us",       "timing",         "device",
+      "stddev_us",  "repeats",        "achieved_gbps", "note",           "gpu",
+      "group",      "source",         "source_date",   "assumed",        "pool_blocks"};
   return cols;
 }
 
@@ -207,15 +208,20 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     m.time_us = to_number(get("time_us", ""), where("time_us"));
     require(m.time_us > 0, where("time_us"), ": must be positive");
     const std::string timing = get("timing", "gpu");
-    require(timing == "gpu" || timing == "host", where("timing"), ": '", timing, "' must be gpu or host");
-    m.host_timing = timing == "host";
+    require(timing == "gpu" || timing == "host" || timing == "loop", where("timing"), ": '", timing,
+            "' must be gpu, host or loop");
+    m.timing = timing == "host" ? Timing::host : timing == "loop" ? Timing::loop : Timing::gpu;
+    m.pool_blocks = to_int(get("pool_blocks", "1024"), where("pool_blocks"));
+    require(m.pool_blocks > 0, where("pool_blocks"), ": must be positive");
+    m.source = get("source", "");
+    m.gpu = get("gpu", get("device", ""));
     try {
       validate_workload(w);
     } catch (const Error& e) {
       fail(origin, ":", line_no, ": ", e.what());
     }
-    const auto key = workload_key(w) + (m.host_timing ? " host" : " gpu");
-    m.group = groups.emplace(key, groups.size()).first->second;
+    m.group_name = get("group", workload_key(w) + " " + timing);
+    m.group = groups.emplace(m.group_name, groups.size()).first->second;
     rows.push_back(std::move(m));
   }
   require(!header.empty(), origin, ": no header line");
@@ -231,12 +237,30 @@ std::vector<Measurement> load_measurements(const std::string& path) {
   return parse_measurements(os.str(), path);
 }
 
+double loop_working_set_bytes(const Measurement& m) {
+  const Workload& w = m.workload;
+  double draws = 0;  // block-table entries the launches read
+  for (const auto len : w.seq_lens) draws += std::ceil(static_cast<double>(len) / w.block_size);
+  const double pool = m.pool_blocks;
+  const double distinct = pool * -std::expm1(-draws / pool);  // drawn uniformly with replacement
+  const double block_bytes = 2.0 /*K, V*/ * w.block_size * w.num_kv_heads * w.head_size *
+                             static_cast<double>(dtype_size(w.kv_cache_dtype));
+  return distinct * block_bytes;
+}
+
 double predict_time(const Device& d, const Measurement& m) {
-  const auto launches = build_launches(d, m.workload, m.kernel);
-  const SimResult r = simulate(d, launches);
+  Device device = d;
+  // vLLM's loop reuses one block pool: what fits in L2 is read from L2 after the first iteration.
+  if (m.timing == Timing::loop && loop_working_set_bytes(m) <= static_cast<double>(d.l2_size_bytes)) {
+    device.dram_achievable_gbps = std::max(d.dram_achievable_gbps, d.l2_bandwidth_gbps);
+    device.dram_peak_gbps = std::max(d.dram_peak_gbps, d.l2_bandwidth_gbps);
+  }
+  const auto launches = build_launches(device, m.workload, m.kernel);
+  const SimResult r = simulate(device, launches);
   if (!r.ok) return std::numeric_limits<double>::infinity();
-  if (m.host_timing || r.kernels.empty()) return r.time_us;
-  return r.time_us - r.kernels.front().start_us;
+  if (m.timing == Timing::host || r.kernels.empty()) return r.time_us;
+  const double span = r.time_us - r.kernels.front().start_us;
+  return m.timing == Timing::loop ? span + d.inter_kernel_gap_us : span;
 }
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows) {
@@ -250,7 +274,7 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
   CalibrationResult r;
   r.parameters = o.parameters;
   const bool any_host =
-      std::any_of(rows.begin(), rows.end(), [](const Measurement& m) { return m.host_timing; });
+      std::any_of(rows.begin(), rows.end(), [](const Measurement& m) { return m.host_timing(); });
   if (any_host &&
       std::find(r.parameters.begin(), r.parameters.end(), "launch_latency_us") == r.parameters.end())
     r.parameters.push_back("launch_latency_us");

@@ -7,8 +7,15 @@
 //   optional  num_kv_heads (= num_heads), block_size (16), query_len (1), partition_size (512),
 //             max_seq_len (= seq_len), dtype (f16), kv_cache_dtype (auto),
 //             timing: "gpu" (default: first kernel start to last kernel end, CUDA events around
-//             back-to-back launches) or "host" (includes the launch latency),
-//             device, stddev_us, repeats, achieved_gbps, note (informational)
+//             back-to-back launches), "host" (includes the launch latency) or "loop" (vLLM's
+//             benchmarks/kernels/benchmark_paged_attention.py: the op launched 100 times back to
+//             back between two synchronisations, wall time / 100, over a pool of pool_blocks
+//             blocks with random block tables: the blocks stay L2-warm when they fit, and every
+//             iteration pays the gap to the next launch),
+//             pool_blocks (loop: vLLM's NUM_BLOCKS, 1024 by default),
+//             group (rows of one workload timed with different kernels; default: inferred from the
+//             workload), source, source_date, gpu, device, assumed, stddev_us, repeats,
+//             achieved_gbps, note (informational)
 #pragma once
 
 #include <cstdint>
@@ -21,22 +28,35 @@
 
 namespace pao::sim {
 
+enum class Timing : std::uint8_t { gpu, host, loop };
+
 struct Measurement {
   Workload workload;
   KernelConfig kernel;
   double time_us = 0;
-  bool host_timing = false;
-  std::size_t line = 0;  // in the CSV, for messages
+  Timing timing = Timing::gpu;
+  std::int32_t pool_blocks = 1024;  // loop timing: the benchmark's block pool
+  std::size_t line = 0;             // in the CSV, for messages
   /// Rows measuring the same workload with different kernels share a group (for decisions and
   /// for the held-out split, which keeps groups whole).
   std::size_t group = 0;
+  std::string group_name;  // the CSV's group column, or the workload's description
+  std::string source;      // where the number was published (informational)
+  std::string gpu;         // the gpu (or device) column: what the time was measured on
+  bool host_timing() const { return timing == Timing::host; }
 };
+
+/// Bytes of K and V a loop-timed measurement's launches touch: the distinct blocks that random
+/// block tables draw from a pool of pool_blocks (expected value), times a block's K and V.
+double loop_working_set_bytes(const Measurement& m);
 
 /// Parses the CSV; throws pao::Error naming the line and column on bad input.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 std::vector<Measurement> load_measurements(const std::string& path);
 
-/// The simulated time comparable to a measurement (host or GPU timing).
+/// The simulated time comparable to a measurement: gpu, the launches' span; host, from the first
+/// launch; loop, the span with the K/V reads at L2 bandwidth when the working set fits in L2, plus
+/// the gap to the next iteration's launch.
 double predict_time(const Device& device, const Measurement& m);
 
 struct ErrorReport {

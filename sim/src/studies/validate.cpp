@@ -1,0 +1,169 @@
+// Validation against measurements (pao/sim/studies/validate.hpp).
+#include "pao/sim/studies/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace pao::sim {
+
+namespace {
+
+bool is_v1(const Measurement& m) { return m.kernel.kind == KernelKind::v1; }
+bool is_v2(const Measurement& m) { return m.kernel.kind == KernelKind::v2; }
+
+/// The scores of `pred` (one per row) against the measured times, groups judged as `groups` say.
+Scores score(const std::vector<ValidationRow>& rows, const std::vector<double>& pred,
+             std::vector<GroupVerdict>& groups, bool logo) {
+  Scores s;
+  std::vector<double> meas;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double m = rows[i].measurement->time_us, p = pred[i];
+    const double e = std::fabs(p - m) / m;
+    s.mape += e;
+    s.max_error = std::max(s.max_error, e);
+    s.max_factor = std::max(s.max_factor, std::max(p / m, m / p));
+    meas.push_back(m);
+  }
+  if (!rows.empty()) s.mape /= static_cast<double>(rows.size());
+  s.spearman = spearman(pred, meas);
+  std::size_t right = 0;
+  for (auto& g : groups) {
+    std::size_t best_pred = g.rows.front(), best_meas = g.rows.front();
+    double v1_meas = 0, v2_meas = 0, v1_pred = 0, v2_pred = 0;
+    for (auto i : g.rows) {
+      const Measurement& m = *rows[i].measurement;
+      if (pred[i] < pred[best_pred]) best_pred = i;
+      if (m.time_us < rows[best_meas].measurement->time_us) best_meas = i;
+      if (is_v1(m)) v1_meas = m.time_us, v1_pred = pred[i];
+      if (is_v2(m) && v2_meas == 0) v2_meas = m.time_us, v2_pred = pred[i];
+    }
+    (logo ? g.right_logo : g.right) = best_pred == best_meas;
+    if (g.decisive) {
+      ++s.decisions;
+      right += best_pred == best_meas;
+    }
+    if (v1_meas > 0 && v2_meas > 0) {
+      g.ratio_measured = v1_meas / v2_meas;
+      (logo ? g.ratio_logo : g.ratio_predicted) = v1_pred / v2_pred;
+      s.max_ratio_error = std::max(s.max_ratio_error, std::fabs((v1_pred / v2_pred) / g.ratio_measured - 1));
+    }
+  }
+  s.decision_accuracy = s.decisions > 0 ? static_cast<double>(right) / static_cast<double>(s.decisions) : 0;
+  return s;
+}
+
+}  // namespace
+
+ValidationReport validate(const Device& device, const std::vector<Measurement>& rows,
+                          const ValidationOptions& o, const std::string& origin) {
+  ValidationReport r;
+  std::map<std::size_t, std::size_t> group_index;  // Measurement::group -> r.groups
+  for (const auto& m : rows) {
+    ValidationRow row;
+    row.measurement = &m;
+    row.predicted = predict_time(device, m);
+    r.rows.push_back(row);
+    const auto [it, fresh] = group_index.emplace(m.group, r.groups.size());
+    if (fresh) {
+      GroupVerdict g;
+      g.name = m.group_name;
+      r.groups.push_back(std::move(g));
+    }
+    r.groups[it->second].rows.push_back(r.rows.size() - 1);
+  }
+  for (auto& g : r.groups) {
+    double lo = 1e300, hi = 0;
+    for (auto i : g.rows) {
+      lo = std::min(lo, rows[i].time_us);
+      hi = std::max(hi, rows[i].time_us);
+    }
+    g.decisive = g.rows.size() >= 2 && hi > lo * (1 + o.decision_margin);
+  }
+  std::vector<double> pred;
+  for (const auto& row : r.rows) pred.push_back(row.predicted);
+  r.uncalibrated = score(r.rows, pred, r.groups, false);
+
+  if (o.leave_one_group_out && r.groups.size() >= 2) {
+    r.logo_run = true;
+    CalibrationOptions copts = o.calibration;
+    copts.holdout_fraction = 0;
+    for (std::size_t k = 0; k < r.groups.size(); ++k) {
+      if (o.on_fold) o.on_fold(k, r.groups.size());
+      std::vector<Measurement> train;
+      for (std::size_t g = 0; g < r.groups.size(); ++g)
+        if (g != k)
+          for (auto i : r.groups[g].rows) train.push_back(rows[i]);
+      const CalibrationResult fit =
+          calibrate(device, train, copts, origin + " without group " + r.groups[k].name);
+      for (auto i : r.groups[k].rows) r.rows[i].predicted_logo = predict_time(fit.calibrated, rows[i]);
+    }
+    std::vector<double> logo;
+    for (const auto& row : r.rows) logo.push_back(row.predicted_logo);
+    r.logo = score(r.rows, logo, r.groups, true);
+  }
+  return r;
+}
+
+std::string format_validation(const ValidationReport& r, const Device& device) {
+  std::ostringstream os;
+  char line[512];
+  os << "device " << device.name << ": " << r.rows.size() << " measurements in " << r.groups.size()
+     << " groups\n\n";
+  std::snprintf(line, sizeof line, "%-44s %-8s %10s %10s %7s %10s %7s\n", "group", "kernel", "measured",
+                "predicted", "error", "LOGO", "error");
+  os << line;
+  for (const auto& g : r.groups)
+    for (auto i : g.rows) {
+      const ValidationRow& row = r.rows[i];
+      const Measurement& m = *row.measurement;
+      const std::string kernel = m.kernel.kind == KernelKind::v1 ? "v1"
+                                 : m.kernel.kind == KernelKind::v2
+                                     ? "v2:" + std::to_string(m.kernel.partition_size)
+                                     : "other";
+      const double meas = m.time_us;
+      std::snprintf(line, sizeof line, "%-44.44s %-8s %9.1fus %9.1fus %+6.0f%% ", g.name.c_str(),
+                    kernel.c_str(), meas, row.predicted, 100 * (row.predicted / meas - 1));
+      os << line;
+      if (r.logo_run) {
+        std::snprintf(line, sizeof line, "%9.1fus %+6.0f%%", row.predicted_logo,
+                      100 * (row.predicted_logo / meas - 1));
+        os << line;
+      }
+      os << "\n";
+    }
+  os << "\n";
+  std::snprintf(line, sizeof line, "%-44s %9s %9s %9s %9s %9s\n", "group (V1/V2 time ratio)", "measured",
+                "predicted", "LOGO", "winner", "LOGO");
+  os << line;
+  for (const auto& g : r.groups) {
+    if (g.ratio_measured == 0) continue;
+    std::snprintf(line, sizeof line, "%-44.44s %9.3f %9.3f %9.3f %9s %9s\n", g.name.c_str(), g.ratio_measured,
+                  g.ratio_predicted, g.ratio_logo,
+                  !g.decisive ? "tie"
+                  : g.right   ? "right"
+                              : "WRONG",
+                  !g.decisive || !r.logo_run ? ""
+                  : g.right_logo             ? "right"
+                                             : "WRONG");
+    os << line;
+  }
+  os << "\n";
+  const auto scores = [&](const char* what, const Scores& s) {
+    std::snprintf(
+        line, sizeof line,
+        "%-16s MAPE %6.1f%%  max error %6.1f%%  max factor %5.2fx  Spearman %6.3f  right winner %zu "
+        "of %zu decisive groups  V1/V2 ratio error max %5.1f%%\n",
+        what, 100 * s.mape, 100 * s.max_error, s.max_factor, s.spearman,
+        static_cast<std::size_t>(std::lround(s.decision_accuracy * static_cast<double>(s.decisions))),
+        s.decisions, 100 * s.max_ratio_error);
+    os << line;
+  };
+  scores("uncalibrated", r.uncalibrated);
+  if (r.logo_run) scores("LOGO calibrated", r.logo);
+  return os.str();
+}
+
+}  // namespace pao::sim

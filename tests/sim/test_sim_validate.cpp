@@ -1,0 +1,115 @@
+// Validation against measurements: the published CSV parses with its sources and loop timing;
+// the loop model's limits (at least the span plus a gap, never slower L2-warm than DRAM-cold,
+// a working set between one block and the pool); validate scores a perfect model as perfect and
+// leave-one-group-out calibration recovers a mis-set bandwidth.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "pao/core/data_dir.hpp"
+#include "pao/core/error.hpp"
+#include "pao/sim/model/device.hpp"
+#include "pao/sim/studies/validate.hpp"
+
+using namespace pao::sim;
+
+namespace {
+
+Measurement decode(std::int32_t seqs, std::int32_t len, const char* kernel, Timing timing) {
+  Measurement m;
+  m.workload.num_seqs = seqs;
+  m.workload.num_heads = 8;
+  m.workload.num_kv_heads = 8;
+  m.workload.head_size = 128;
+  m.workload.seq_lens.assign(static_cast<std::size_t>(seqs), len);
+  m.kernel = parse_kernel_spec(kernel, {});
+  m.timing = timing;
+  return m;
+}
+
+/// Measurements "taken" on `truth`: groups of V1 and V2 on a few small workloads.
+std::string csv_from(const Device& truth) {
+  std::ostringstream os;
+  os << "kernel,num_seqs,num_heads,head_size,seq_len,timing,time_us,group,source\n";
+  for (int seqs : {1, 4})
+    for (int len : {512, 4096})
+      for (const char* k : {"v1", "v2"})
+        os << k << "," << seqs << ",8,128," << len << ",gpu,"
+           << predict_time(truth, decode(seqs, len, k, Timing::gpu)) << ",b" << seqs << "-s" << len
+           << ",test\n";
+  return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("sim validate: the published vLLM measurements parse, with loop timing and their sources") {
+  const auto rows = load_measurements((pao::data_dir() / "measurements" / "published-vllm.csv").string());
+  REQUIRE(rows.size() == 18);
+  std::size_t groups = 0;
+  for (const auto& m : rows) {
+    CHECK(m.timing == Timing::loop);
+    CHECK_FALSE(m.source.empty());
+    CHECK_FALSE(m.gpu.empty());
+    groups = std::max(groups, m.group + 1);
+  }
+  CHECK(groups == 9);
+  CHECK(rows[0].group == rows[1].group);  // V1 and V2 of one workload
+  CHECK(rows[0].group_name == "pr2744-a100-40gb-pcie-b1-s1024");
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs,num_heads,head_size,seq_len,time_us,timing\n"
+                                          "v1,1,8,128,512,10,wall\n",
+                                          "t.csv"),
+                       doctest::Contains("t.csv:2: timing: 'wall' must be gpu, host or loop"), pao::Error);
+}
+
+TEST_CASE("sim validate: the loop model's limits") {
+  const Device d = load_device("a100-40gb");
+  for (const int seqs : {1, 4, 64})
+    for (const int len : {512, 4096}) {
+      CAPTURE(seqs);
+      CAPTURE(len);
+      const Measurement gpu = decode(seqs, len, "v2", Timing::gpu);
+      Measurement loop = decode(seqs, len, "v2", Timing::loop);
+      // Bounded: a working set of at least one block and at most the pool (or the blocks read).
+      const double block = 2.0 * 16 * 8 * 128 * 2;
+      const double ws = loop_working_set_bytes(loop);
+      CHECK(ws >= block);
+      CHECK(ws <= 1024 * block * (1 + 1e-12));
+      CHECK(ws <= seqs * std::ceil(len / 16.0) * block * (1 + 1e-12));
+      // A cold pool (too big for L2) costs the span plus the gap to the next launch.
+      loop.pool_blocks = 1 << 30;
+      const double cold = predict_time(d, loop);
+      if (loop_working_set_bytes(loop) > static_cast<double>(d.l2_size_bytes))
+        CHECK(cold == doctest::Approx(predict_time(d, gpu) + d.inter_kernel_gap_us));
+      // Monotone: an L2-warm pool is never slower than a cold one.
+      loop.pool_blocks = 1;
+      CHECK(predict_time(d, loop) <= cold * (1 + 1e-12));
+    }
+  // More blocks drawn: a larger working set.
+  CHECK(loop_working_set_bytes(decode(1, 512, "v1", Timing::loop)) <
+        loop_working_set_bytes(decode(4, 512, "v1", Timing::loop)));
+}
+
+TEST_CASE("sim validate: a perfect model scores perfectly; LOGO calibration recovers a mis-set bandwidth") {
+  const Device truth = load_device("a100-40gb");
+  const auto rows = parse_measurements(csv_from(truth), "truth.csv");
+  ValidationOptions o;
+  o.leave_one_group_out = false;
+  const auto perfect = validate(truth, rows, o, "truth.csv");
+  CHECK(perfect.uncalibrated.mape < 1e-5);  // the CSV's 6 significant digits
+  CHECK(perfect.uncalibrated.max_ratio_error < 1e-5);
+  CHECK(perfect.uncalibrated.decision_accuracy == doctest::Approx(1));
+  CHECK(perfect.groups.size() == 4);
+  CHECK(format_validation(perfect, truth).find("b4-s4096") != std::string::npos);
+
+  Device wrong = truth;
+  wrong.dram_achievable_gbps *= 0.5;  // the model thinks the chip has half the bandwidth
+  o.leave_one_group_out = true;
+  o.calibration.parameters = {"dram_achievable_gbps"};
+  o.calibration.max_iterations = 10;
+  const auto r = validate(wrong, rows, o, "truth.csv");
+  REQUIRE(r.logo_run);
+  CHECK(r.uncalibrated.mape > 0.05);
+  CHECK(r.logo.mape < r.uncalibrated.mape / 2);
+  for (const auto& row : r.rows) CHECK(row.predicted_logo > 0);
+}
