@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of README.md (and of .ci/run): installs dependencies, builds with
-# -Werror, runs every doctest suite through ctest, then builds again with AddressSanitizer and
-# UndefinedBehaviorSanitizer and runs the suites once more. Exits non-zero on any failure.
+# -Werror, runs every doctest suite through ctest, installs the Python package and runs its pytest
+# suite, then builds again with AddressSanitizer and UndefinedBehaviorSanitizer and runs the
+# suites once more. Exits non-zero on any failure.
 # Compiles through ccache (cache under $HOME/.cache/ccache): a second run on the same machine, in
 # any checkout, reuses the objects of the first.
 set -euo pipefail
@@ -15,7 +16,7 @@ echo "== format (.clang-format) =="
 # The layout is pinned to clang-format 14 (Debian 12's); other versions format some constructs
 # differently, so they only report.
 if [ "$(clang-format --version | sed -E 's/.*version ([0-9]+).*/\1/')" = 14 ]; then
-  find lib sim cuda tests tools -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) \
+  find lib sim cuda tests tools python/src -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' -o -name '*.cuh' \) \
     -print0 | xargs -0 clang-format --dry-run -Werror
   echo "all files formatted"
 else
@@ -32,6 +33,16 @@ cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$jobs"
 echo "== tests =="
 ctest --preset ci -j "$jobs"
+
+echo "== Python package: pip install . (build/python, incremental), then its pytest suite =="
+py=python3
+[ -x .venv/bin/python3 ] && py=.venv/bin/python3
+if ! "$py" -c "import nanobind, scikit_build_core, pytest, torch" 2>/dev/null; then
+  echo "pao: $py lacks nanobind, scikit-build-core, pytest or torch (tools/scripts/install-deps.sh installs them)" >&2
+  exit 1
+fi
+"$py" -m pip install -q --no-build-isolation .
+"$py" -m pytest -q -p no:cacheprovider tests/python/test_pao_ops.py tests/python/test_pao_package.py
 
 echo "== build (ASan + UBSan): what the tests run =="
 cmake --preset asan >/dev/null

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "pao/core/error.hpp"
 #include "pao/io/byte_source.hpp"
@@ -116,31 +117,73 @@ Tensor input(const GoldenTensors& g, const char* name) {
   return t ? Tensor::copy_of(t->view()) : Tensor();
 }
 
+/// A decode / prefix case from its spec and its inputs, `input(name)` giving each (an empty tensor
+/// for an absent alibi_slopes).
+template <typename Input>
+cases::DecodeCase decode_case_from(const cases::Case& spec, Input&& input) {
+  return cases::DecodeCase{spec,
+                           input("query"),
+                           input("key_cache"),
+                           input("value_cache"),
+                           input("block_tables"),
+                           input("seq_lens"),
+                           input("alibi_slopes")};
+}
+
+template <typename Input>
+cases::PrefixCase prefix_case_from(const cases::Case& spec, Input&& input) {
+  cases::PrefixCase c;
+  c.spec = spec;
+  c.query = input("query");
+  c.key = input("key");
+  c.value = input("value");
+  c.key_cache = input("key_cache");
+  c.value_cache = input("value_cache");
+  c.block_tables = input("block_tables");
+  c.seq_lens = input("seq_lens");
+  c.query_start_loc = input("query_start_loc");
+  c.alibi_slopes = input("alibi_slopes");
+  return c;
+}
+
+/// The golden at `path`, checked to be one of `kernel`, and a reader of its inputs only.
+struct GoldenInputs {
+  TensorFile file;
+  cases::Case spec;
+
+  GoldenInputs(const fs::path& path, cases::CaseKernel kernel)
+      : file(TensorFile::open(path)), spec(golden_case_of(file)) {
+    if (spec.kernel != kernel)
+      fail(path.string(), ": a golden of the ", cases::to_string(spec.kernel), " kernel (case ", spec.id,
+           "), not of the ", cases::to_string(kernel), " kernel");
+  }
+  Tensor operator()(const char* name) const {
+    return std::string_view(name) == "alibi_slopes" && !file.has(name) ? Tensor() : file.read(name);
+  }
+};
+
 }  // namespace
 
 cases::DecodeCase decode_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::decode, "golden ", g.golden_case.id,
           ": not a decode case");
-  return cases::DecodeCase{g.golden_case,           input(g, "query"),        input(g, "key_cache"),
-                           input(g, "value_cache"), input(g, "block_tables"), input(g, "seq_lens"),
-                           input(g, "alibi_slopes")};
+  return decode_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
 }
 
 cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::prefix, "golden ", g.golden_case.id,
           ": not a prefix case");
-  cases::PrefixCase c;
-  c.spec = g.golden_case;
-  c.query = input(g, "query");
-  c.key = input(g, "key");
-  c.value = input(g, "value");
-  c.key_cache = input(g, "key_cache");
-  c.value_cache = input(g, "value_cache");
-  c.block_tables = input(g, "block_tables");
-  c.seq_lens = input(g, "seq_lens");
-  c.query_start_loc = input(g, "query_start_loc");
-  c.alibi_slopes = input(g, "alibi_slopes");
-  return c;
+  return prefix_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
+}
+
+cases::DecodeCase load_decode_case(const fs::path& path) {
+  const GoldenInputs inputs(path, cases::CaseKernel::decode);
+  return decode_case_from(inputs.spec, inputs);
+}
+
+cases::PrefixCase load_prefix_case(const fs::path& path) {
+  const GoldenInputs inputs(path, cases::CaseKernel::prefix);
+  return prefix_case_from(inputs.spec, inputs);
 }
 
 GoldenTensors read_golden(const TensorFile& file, bool complete) {

@@ -59,4 +59,17 @@ GoldenTensors read_golden(const TensorFile& file, bool complete = true);
 cases::DecodeCase decode_case_of(const GoldenTensors& golden);
 cases::PrefixCase prefix_case_of(const GoldenTensors& golden);
 
+/// A golden file (.safetensors or npy folder) as a case ready to run, in one call: its inputs
+/// (only those; its outputs are not read) and its case, so that `c.args()` are the DecodeArgs /
+/// PrefixArgs the golden was made from — k_scale / v_scale, per-head scales, ALiBi, soft-cap and
+/// window included — and `kernel_config(c.spec)` its kernel-precision configuration:
+///   const auto c = pao::golden::load_decode_case("g/decode-....safetensors");
+///   pao::DecodeOutputs o = pao::paged_attention_v1(c.args(), pao::Precision::kernel,
+///                                                  pao::cases::kernel_config(c.spec));
+///   // o.out is bit for bit the golden's v1.out
+/// Throws pao::Error naming the file if it is not a pao golden, is a golden of another kernel,
+/// or lacks an input.
+cases::DecodeCase load_decode_case(const std::filesystem::path& path);
+cases::PrefixCase load_prefix_case(const std::filesystem::path& path);
+
 }  // namespace pao::golden

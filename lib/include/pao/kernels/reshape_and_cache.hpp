@@ -29,4 +29,10 @@ void reshape_and_cache(const TensorView& key, const TensorView& value, Tensor& k
                        const TensorView& slot_mapping, KVLayout kv_layout = KVLayout::vllm,
                        const AttentionOptions& scales = {});
 
+/// The same write into caller memory (the Python package's in-place op): `key_cache` and
+/// `value_cache` are views, strided as the kernels read them, whose data this call writes.
+void reshape_and_cache_into(const TensorView& key, const TensorView& value, const TensorView& key_cache,
+                            const TensorView& value_cache, const TensorView& slot_mapping,
+                            KVLayout kv_layout = KVLayout::vllm, const AttentionOptions& scales = {});
+
 }  // namespace pao

@@ -42,21 +42,27 @@ void write_row(const TensorView& src, std::int64_t token, std::byte* cache, cons
 
 void reshape_and_cache(const TensorView& key, const TensorView& value, Tensor& key_cache, Tensor& value_cache,
                        const TensorView& slot_mapping, KVLayout kv_layout, const AttentionOptions& scales) {
+  reshape_and_cache_into(key, value, key_cache.view(), value_cache.view(), slot_mapping, kv_layout, scales);
+}
+
+void reshape_and_cache_into(const TensorView& key, const TensorView& value, const TensorView& key_cache,
+                            const TensorView& value_cache, const TensorView& slot_mapping, KVLayout kv_layout,
+                            const AttentionOptions& scales) {
   require(is_activation(key.dtype), "key: dtype ", dtype_name(key.dtype), ", expected f32, f16 or bf16");
   detail::check_tensor(key, "key", {-1, -1, -1}, "[num_tokens, num_kv_heads, head_size]");
   require(value.dtype == key.dtype, "value: dtype ", dtype_name(value.dtype), " differs from key's ",
           dtype_name(key.dtype));
   detail::check_tensor(value, "value", {key.shape[0], key.shape[1], key.shape[2]},
                        "[num_tokens, num_kv_heads, head_size] like key");
-  const DType cd = key_cache.dtype();
+  const DType cd = key_cache.dtype;
   require(cd == key.dtype || is_fp8(cd), "key_cache: dtype ", dtype_name(cd), " must equal key's (",
           dtype_name(key.dtype), ") or be fp8_e4m3 / fp8_e5m2");
   const auto num_kv_heads = static_cast<std::int32_t>(key.shape[1]);
   const auto head_size = static_cast<std::int32_t>(key.shape[2]);
   // The caches' shapes, layouts and scales, validated as the kernels validate them (no block table).
   const TensorView no_tables(nullptr, DType::i32, {0, 0});
-  const detail::PagedKV kv = detail::make_paged_kv(key_cache.view(), value_cache.view(), kv_layout, no_tables,
-                                                   0, num_kv_heads, head_size, key.dtype, scales);
+  const detail::PagedKV kv = detail::make_paged_kv(key_cache, value_cache, kv_layout, no_tables, 0,
+                                                   num_kv_heads, head_size, key.dtype, scales);
 
   require(slot_mapping.dtype == DType::i64 || slot_mapping.dtype == DType::i32, "slot_mapping: dtype ",
           dtype_name(slot_mapping.dtype), ", expected i64 (vLLM) or i32");
@@ -81,8 +87,11 @@ void reshape_and_cache(const TensorView& key, const TensorView& value, Tensor& k
   for (const auto& [slot, token] : slots) {
     const std::int64_t block = slot / kv.block_size;
     const auto offset = static_cast<std::int32_t>(slot % kv.block_size);
-    write_row(key, token, key_cache.bytes(), kv.key_layout, cd, kv.k_scales, block, offset);
-    write_row(value, token, value_cache.bytes(), kv.value_layout, cd, kv.v_scales, block, offset);
+    // The caller's memory, which this call is documented to write.
+    write_row(key, token, const_cast<std::byte*>(key_cache.bytes()), kv.key_layout, cd, kv.k_scales, block,
+              offset);
+    write_row(value, token, const_cast<std::byte*>(value_cache.bytes()), kv.value_layout, cd, kv.v_scales,
+              block, offset);
   }
 }
 

@@ -1,0 +1,156 @@
+// pao._pao's kernels on caller memory: decode (V1, V2 with its partials), prefix and the cache
+// write. pao/ops.py turns vLLM's argument lists into these calls; here only views are made, the
+// GIL released and the outputs copied into the caller's tensors.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <string>
+
+#include "bindings.hpp"
+#include "buffer.hpp"
+#include "pao/core/error.hpp"
+#include "pao/kernels/paged_attention.hpp"
+#include "pao/kernels/prefix_attention.hpp"
+#include "pao/kernels/reshape_and_cache.hpp"
+
+namespace pao::python {
+
+namespace nb = nanobind;
+using OptBuffer = std::optional<Buffer>;
+
+namespace {
+
+Precision parse_precision(const std::string& p) {
+  if (p == "kernel") return Precision::kernel;
+  if (p == "exact") return Precision::exact;
+  fail("precision: '", p, "' (expected \"kernel\" or \"exact\")");
+}
+
+KVLayout parse_layout(const std::string& name) {
+  KVLayout layout{};
+  require(try_parse_kv_layout(name, layout), "kv_layout: '", name, "' (expected vllm, nhd or hnd)");
+  return layout;
+}
+
+/// The paged cache both attention kernels read.
+void set_paged_kv(PagedKVArgs& args, const Buffer& key_cache, const Buffer& value_cache,
+                  const std::string& kv_layout, const Buffer& block_tables, const Buffer& seq_lens) {
+  args.key_cache = key_cache.view();
+  args.value_cache = value_cache.view();
+  args.kv_layout = parse_layout(kv_layout);
+  args.block_tables = block_tables.view();
+  args.seq_lens = seq_lens.view();
+}
+
+/// The options both attention kernels take.
+AttentionOptions attention_options(const OptBuffer& alibi_slopes, float scale, float k_scale, float v_scale,
+                                   std::int32_t sliding_window, float soft_cap) {
+  AttentionOptions o;
+  o.scale = scale;
+  o.k_scale = k_scale;
+  o.v_scale = v_scale;
+  if (alibi_slopes) o.alibi_slopes = alibi_slopes->view();
+  o.sliding_window = sliding_window;
+  o.soft_cap = soft_cap;
+  return o;
+}
+
+void decode(const std::string& kernel, const Buffer& out, const OptBuffer& exp_sums,
+            const OptBuffer& max_logits, const OptBuffer& tmp_out, const Buffer& query,
+            const Buffer& key_cache, const Buffer& value_cache, const std::string& kv_layout,
+            const Buffer& block_tables, const Buffer& seq_lens, std::int32_t max_seq_len,
+            std::int32_t partition_size, const OptBuffer& alibi_slopes, float scale, float k_scale,
+            float v_scale, std::int32_t sliding_window, float soft_cap, const std::string& precision,
+            std::int32_t warp_size, std::int32_t threads_per_cta) {
+  DecodeArgs args;
+  args.query = query.view();
+  set_paged_kv(args, key_cache, value_cache, kv_layout, block_tables, seq_lens);
+  args.max_seq_len = max_seq_len;
+  args.partition_size = partition_size;
+  args.options = attention_options(alibi_slopes, scale, k_scale, v_scale, sliding_window, soft_cap);
+  const KernelConfig config{warp_size, threads_per_cta};
+  const Precision p = parse_precision(precision);
+  require(kernel == "v1" || kernel == "v2", "kernel: '", kernel, "' (expected v1 or v2)");
+  DecodeOutputs o;
+  {
+    nb::gil_scoped_release release;
+    o = kernel == "v1" ? paged_attention_v1(args, p, config) : paged_attention_v2(args, p, config);
+  }
+  out.assign(o.out);
+  if (kernel == "v2") {
+    if (tmp_out) tmp_out->assign(o.tmp_out);
+    if (max_logits) max_logits->assign(o.max_logits);
+    if (exp_sums) exp_sums->assign(o.exp_sums);
+  }
+}
+
+void prefix(const Buffer& out, const Buffer& query, const Buffer& key, const Buffer& value,
+            const Buffer& key_cache, const Buffer& value_cache, const std::string& kv_layout,
+            const Buffer& block_tables, const Buffer& seq_lens, const Buffer& query_start_loc,
+            std::int32_t max_query_len, const OptBuffer& alibi_slopes, float scale, float k_scale,
+            float v_scale, std::int32_t sliding_window, float soft_cap, const std::string& new_kv_source,
+            std::int32_t block_m, std::int32_t block_n, std::int32_t context_tile,
+            const std::string& precision) {
+  PrefixArgs args;
+  args.query = query.view();
+  args.key = key.view();
+  args.value = value.view();
+  set_paged_kv(args, key_cache, value_cache, kv_layout, block_tables, seq_lens);
+  args.query_start_loc = query_start_loc.view();
+  args.max_query_len = max_query_len;
+  args.options = attention_options(alibi_slopes, scale, k_scale, v_scale, sliding_window, soft_cap);
+  require(try_parse_new_kv_source(new_kv_source, args.new_kv_source), "new_kv_source: '", new_kv_source,
+          "' (expected input or cache)");
+  args.block_m = block_m;
+  args.block_n = block_n;
+  args.context_tile = context_tile;
+  const Precision p = parse_precision(precision);
+  PrefixOutputs o;
+  {
+    nb::gil_scoped_release release;
+    o = prefix_attention(args, p);
+  }
+  out.assign(o.out);
+}
+
+void write_cache(const Buffer& key, const Buffer& value, const Buffer& key_cache, const Buffer& value_cache,
+                 const Buffer& slot_mapping, const std::string& kv_layout, float k_scale, float v_scale) {
+  AttentionOptions scales;
+  scales.k_scale = k_scale;
+  scales.v_scale = v_scale;
+  const KVLayout layout = parse_layout(kv_layout);
+  nb::gil_scoped_release release;
+  reshape_and_cache_into(key.view(), value.view(), key_cache.view(), value_cache.view(), slot_mapping.view(),
+                         layout, scales);
+}
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  nb::class_<Buffer>(
+      m, "Buffer", "A CPU array viewed with a pao dtype (no copy); made by pao._tensors.buffer, not by hand.")
+      .def(nb::init<nb::ndarray<nb::device::cpu>, const std::string&, const std::string&>(), nb::arg("array"),
+           nb::arg("dtype"), nb::arg("name"))
+      .def_prop_ro("name", &Buffer::name);
+  m.def("decode", &decode, nb::arg("kernel"), nb::arg("out"), nb::arg("exp_sums").none(),
+        nb::arg("max_logits").none(), nb::arg("tmp_out").none(), nb::arg("query"), nb::arg("key_cache"),
+        nb::arg("value_cache"), nb::arg("kv_layout"), nb::arg("block_tables"), nb::arg("seq_lens"),
+        nb::arg("max_seq_len"), nb::arg("partition_size"), nb::arg("alibi_slopes").none(), nb::arg("scale"),
+        nb::arg("k_scale"), nb::arg("v_scale"), nb::arg("sliding_window"), nb::arg("soft_cap"),
+        nb::arg("precision"), nb::arg("warp_size"), nb::arg("threads_per_cta"),
+        "Paged attention V1 or V2 into `out` (and V2's partials), in kernel or exact precision.");
+  m.def("prefix", &prefix, nb::arg("out"), nb::arg("query"), nb::arg("key"), nb::arg("value"),
+        nb::arg("key_cache"), nb::arg("value_cache"), nb::arg("kv_layout"), nb::arg("block_tables"),
+        nb::arg("seq_lens"), nb::arg("query_start_loc"), nb::arg("max_query_len"),
+        nb::arg("alibi_slopes").none(), nb::arg("scale"), nb::arg("k_scale"), nb::arg("v_scale"),
+        nb::arg("sliding_window"), nb::arg("soft_cap"), nb::arg("new_kv_source"), nb::arg("block_m"),
+        nb::arg("block_n"), nb::arg("context_tile"), nb::arg("precision"),
+        "K-tiled prefix (chunked-prefill) attention into `out`.");
+  m.def("write_cache", &write_cache, nb::arg("key"), nb::arg("value"), nb::arg("key_cache"),
+        nb::arg("value_cache"), nb::arg("slot_mapping"), nb::arg("kv_layout"), nb::arg("k_scale"),
+        nb::arg("v_scale"), "reshape_and_cache: key / value into the caches, in place.");
+}
+
+}  // namespace pao::python

@@ -1,0 +1,122 @@
+"""The rest of the pao package: cases and goldens, pao.diff on real planted bugs, the pytest
+assertion, the simulator, numpy inputs, strided and zero-copy tensors, errors."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import pao
+from pao import cases, ops
+
+DECODE = {"num_heads": 4, "num_kv_heads": 2, "head_size": 64, "block_size": 16, "dtype": "f16",
+          "partition_size": 64, "seq_lens": [150, 1, 230], "seed": 7}
+PREFIX = {"kernel": "prefix", "num_heads": 4, "num_kv_heads": 2, "head_size": 64, "block_size": 16,
+          "dtype": "bf16", "kv_cache_dtype": "fp8_e4m3", "k_scale": 0.5, "v_scale": 0.25,
+          "query_lens": [5, 9], "seq_lens": [40, 9], "seed": 4}
+
+
+def test_cases_load_and_golden_match_pao_golden(tmp_path):
+    c = cases.load(DECODE)
+    assert c["id"].startswith("decode-h4x2-d64-b16-f16")
+    assert "3 seqs" in cases.describe(DECODE)
+    g = cases.make_golden(DECODE)
+    assert set(g.tensors) >= {"query", "key_cache", "value_cache", "out", "out_exact", "v1.out", "v2.tmp_out"}
+    assert g.metadata["case_id"] == c["id"] and g.case["seed"] == 7
+    path = cases.write_golden(DECODE, tmp_path)
+    read = cases.read_golden(path)
+    for name, t in g.tensors.items():
+        assert np.array_equal(np.asarray(t).view(np.uint8), np.asarray(read[name]).view(np.uint8)), name
+    # A small golden (inputs only) reads back whole: the outputs recomputed bit for bit.
+    small = cases.write_golden(DECODE, tmp_path / "small", outputs="none")
+    assert "v1.out" not in cases.read_golden(small, complete=False).tensors
+    assert np.array_equal(cases.read_golden(small)["v1.out"].view(np.uint16), g["v1.out"].view(np.uint16))
+    # The case's outputs in one precision are the golden's.
+    kernel = cases.outputs(DECODE, "kernel")
+    assert np.array_equal(kernel["v2.out"].view(np.uint16), g["v2.out"].view(np.uint16))
+
+
+def test_ops_on_a_golden_reproduce_its_kernel_outputs():
+    """pao.ops on a golden's own tensors (numpy, bf16 via ml_dtypes, fp8 codes) give its outputs."""
+    g = cases.make_golden(PREFIX)
+    m = g.metadata
+    o = np.zeros_like(g["query"])
+    ops.context_attention_fwd(g["query"], g["key"], g["value"], o, "fp8_e4m3", g["key_cache"], g["value_cache"],
+                              g["block_tables"], g["query_start_loc"], g["seq_lens"], int(m["max_seq_len"]),
+                              max(cases.load(PREFIX)["query_lens"]), float(m["k_scale"]), float(m["v_scale"]))
+    assert np.array_equal(o.view(np.uint16), g["prefix.out"].view(np.uint16))
+
+
+def test_diff_and_assertion_on_real_planted_bugs(tmp_path):
+    g = cases.make_golden(DECODE)
+    golden = cases.write_golden(DECODE, tmp_path)
+    good = {"out": g["v2.out"], "tmp_out": g["v2.tmp_out"], "max_logits": g["v2.max_logits"],
+            "exp_sums": g["v2.exp_sums"]}
+    report = pao.diff(golden, good, reduce=True)
+    assert report.passed and bool(report)
+    assert "5 passed, 0 failed" in report.text
+    pao.testing.assert_paged_attention_close(good, golden, reduce=True)
+    pao.testing.assert_paged_attention_close(g["v1.out"], DECODE)  # a case: its golden made on the fly
+
+    # A real bug: the kernel run on a block table shifted by one block for sequence 2 (its last
+    # logical block then reads a NaN-poisoned spare block).
+    tables = g["block_tables"].copy()
+    tables[2, :-1] = tables[2, 1:]
+    out = np.zeros_like(g["query"])
+    c = cases.load(DECODE)
+    ops.paged_attention_v1(out, g["query"], g["key_cache"], g["value_cache"], 2, float(g.metadata["scale"]), tables,
+                           g["seq_lens"], 16, c["max_seq_len"], None, "auto", 1.0, 1.0)
+    bad = pao.diff(golden, {"out": out})
+    assert not bad.passed
+    (t,) = bad.tensors
+    assert t["status"] == "FAIL" and "seq 2" in bad.text
+    assert t["pattern"] == "nan-inf" and "at [2, " in bad.text and "seq 2" in bad.text
+    json.loads(bad.to_json())
+    with pytest.raises(AssertionError, match="nan-inf"):
+        pao.testing.assert_paged_attention_close(out, golden)
+
+
+def test_sim_run_and_sweep():
+    r = pao.sim.run(device="bi-v100", kernel="v2:512", num_seqs=8, seq_lens=[8192] * 8, num_heads=32,
+                    num_kv_heads=8, head_size=128, block_size=16, dtype="f16")
+    assert r["time_us"] > 0 and r["kernels"][0]["ctas"] == 8 * 32 * 16
+    rows = pao.sim.sweep(kernels=["v1", "v2:512"], axes=["seq-len=1024:4096:x2"], num_seqs=4, num_heads=8,
+                         num_kv_heads=8, head_size=128, block_size=16, dtype="f16")
+    records = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    assert len(records) == 3 * 2
+    assert all(float(r["time_us"]) > 0 for r in records)
+
+
+def test_strided_and_zero_copy_numpy():
+    g = cases.make_golden(DECODE)
+    c = cases.load(DECODE)
+    # Every other row of a larger buffer: a strided out, written in place.
+    big = np.full((2 * 3, 4, 64), 7, dtype=np.float16)
+    out = big[::2]
+    query = np.ascontiguousarray(g["query"])
+    ops.paged_attention_v1(out, query, g["key_cache"], g["value_cache"], 2, float(g.metadata["scale"]),
+                           g["block_tables"], g["seq_lens"], 16, c["max_seq_len"], None, "auto", 1.0, 1.0)
+    assert np.array_equal(out.view(np.uint16), g["v1.out"].view(np.uint16))
+    assert (big[1::2] == 7).all()  # the rows between untouched
+    # A strided query (a view into a wider tensor) reads the same values.
+    wide = np.zeros((3, 4, 128), dtype=np.float16)
+    wide[:, :, :64] = query
+    out2 = np.zeros_like(query)
+    ops.paged_attention_v1(out2, wide[:, :, :64], g["key_cache"], g["value_cache"], 2, float(g.metadata["scale"]),
+                           g["block_tables"], g["seq_lens"], 16, c["max_seq_len"], None, "auto", 1.0, 1.0)
+    assert np.array_equal(out2, out)
+
+
+def test_errors_and_data_dir():
+    with pytest.raises(pao.Error, match="num_heads"):
+        cases.load({**DECODE, "num_heads": 3})
+    with pytest.raises(pao.Error, match="unknown output group 'v9'"):
+        cases.make_golden(DECODE, outputs="v9")
+    ro = np.zeros((3, 4, 64), dtype=np.float16)
+    ro.flags.writeable = False
+    g = cases.make_golden(DECODE)
+    with pytest.raises(pao.Error, match="out: a read-only numpy array"):
+        ops.paged_attention_v1(ro, g["query"], g["key_cache"], g["value_cache"], 2, 0.125, g["block_tables"],
+                               g["seq_lens"], 16, 230, None, "auto", 1.0, 1.0)
+    assert os.path.isdir(os.path.join(pao.data_dir(), "cases"))
+    assert os.path.isfile(os.path.join(pao.data_dir(), "devices", "bi-v100.json"))
