@@ -16,17 +16,22 @@ from .cases import CaseLike, _case_json
 
 
 def _workload(case: CaseLike | None, fields: dict[str, Any]) -> str:
-    """A case's JSON. Keywords are case fields, plus ``seq_len`` (every sequence's length); as in
-    ``pao sim run``, 8 sequences of 4096 tokens unless ``seq_lens`` / ``max_seq_len`` say otherwise."""
+    """A case's JSON. Keywords are case fields, plus ``seq_len`` (every sequence's length); what they
+    leave out is ``pao sim run``'s default: 8 sequences of 4096 tokens, 32 heads (as many KV heads),
+    head size 128, blocks of 16, f16."""
     if case is not None and fields:
         raise _pao.Error("give the workload either as case= or as keywords, not both")
     if case is not None:
         return _case_json(case)
-    fields = dict(fields)
+    fields = {**_DEFAULTS, **fields}
     seq_len = fields.pop("seq_len", 4096)
     if "seq_lens" not in fields and "max_seq_len" not in fields:
-        fields["seq_lens"] = [seq_len] * fields.get("num_seqs", 8)
+        fields["seq_lens"] = [seq_len] * fields["num_seqs"]
     return json.dumps(fields)
+
+
+# `pao sim run`'s defaults for what the keywords leave out.
+_DEFAULTS = {"num_seqs": 8, "num_heads": 32, "head_size": 128, "block_size": 16, "dtype": "f16"}
 
 
 def run(device: str = "bi-v100", kernel: str = "v2:512", case: CaseLike | None = None, **workload: Any) -> dict:
