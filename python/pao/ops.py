@@ -4,7 +4,8 @@
 Same names, positional order and defaults as vLLM, writing their outputs in place as vLLM's ops do;
 keyword-only extras choose the precision (``"kernel"``: vLLM's CUDA kernel's rounding, the default;
 ``"exact"``: fp64 with one final rounding, the truth) and pao's other conventions. Tensors are CPU
-torch tensors or numpy arrays, contiguous or strided, never copied; fp8 caches are uint8 (as vLLM
+torch tensors or numpy arrays, contiguous or strided, not copied (but for small integer index tensors
+of another dtype, and ``o`` under ``skip_decode``); fp8 caches are uint8 (as vLLM
 stores them) or torch's float8 dtypes, read as ``kv_cache_dtype`` says. Errors raise
 :class:`pao.Error` naming the tensor, the index and the rule.
 """
@@ -78,6 +79,14 @@ def _check_blocksparse(local_blocks: int, vert_stride: int, block_size: int, hea
                          "must keep their defaults (0, 0, 64, 0)")
 
 
+def _as_int32(t: Tensor) -> Tensor:
+    """An integer index tensor as int32 (itself when it already is)."""
+    if is_torch(t):
+        import torch
+        return t if t.dtype == torch.int32 else t.to(torch.int32)
+    return t if t.dtype == "int32" else t.astype("int32")
+
+
 def _optional(t: Tensor | None, name: str) -> Any:
     return None if t is None else buffer(t, name)
 
@@ -90,10 +99,23 @@ def _decode(kernel: str, out: Tensor, partials: tuple[Tensor, Tensor, Tensor] | 
             sliding_window: int, soft_cap: float) -> None:
     _check_blocksparse(*blocksparse)
     _check_vllm_sizes(num_kv_heads, block_size, kv_layout, key_cache, value_cache)
+    if not isinstance(partition_size, int) or partition_size <= 0:
+        raise _pao.Error(f"partition_size: {partition_size!r}, expected a positive multiple of the block size")
+    sliding_window = 0 if sliding_window is None else sliding_window
+    if tuple(out.shape) != tuple(query.shape):
+        raise _pao.Error(f"out: shape {list(out.shape)}, expected query's {list(query.shape)}")
     exp_sums = max_logits = tmp_out = None
     if partials is not None:
         exp_sum, logits, tmp = partials
         want = math.ceil(max_seq_len / partition_size) if max_seq_len > 0 else 1
+        num_seqs, num_heads, head_size = query.shape
+        if len(tmp.shape) != 4 or tuple(tmp.shape) != (num_seqs, num_heads, tmp.shape[2], head_size):
+            raise _pao.Error(f"tmp_out: shape {list(tmp.shape)}, expected [num_seqs {num_seqs}, num_heads "
+                             f"{num_heads}, max_num_partitions, head_size {head_size}]")
+        for name, t in (("exp_sum", exp_sum), ("max_logits", logits)):
+            if tuple(t.shape) != tuple(tmp.shape[:3]):
+                raise _pao.Error(f"{name}: shape {list(t.shape)}, expected tmp_out's first three dimensions "
+                                 f"{list(tmp.shape[:3])}")
         if tmp.shape[2] != want:
             raise _pao.Error(f"tmp_out: shape {list(tmp.shape)} holds {tmp.shape[2]} partitions, but max_seq_len "
                              f"{max_seq_len} / partition_size {partition_size} gives {want} (vLLM's kernel "
@@ -171,9 +193,16 @@ def reshape_and_cache(key: Tensor, value: Tensor, key_cache: Tensor, value_cache
                      _scale_value(v_scale, "v_scale"))
 
 
+def _no_grad() -> Any:
+    """torch.no_grad() when torch is loaded (o may require grad), else a no-op context."""
+    import contextlib
+    import sys
+    return sys.modules["torch"].no_grad() if "torch" in sys.modules else contextlib.nullcontext()
+
+
 # pao's names of the prefix kernel's tensors -> context_attention_fwd's.
 _VLLM_PREFIX_NAMES = {"query_start_loc": "b_start_loc", "block_tables": "b_loc", "seq_lens": "b_seq_len",
-                      "key_cache": "k_cache", "value_cache": "v_cache", "query": "q"}
+                      "key_cache": "k_cache", "value_cache": "v_cache", "query": "q", "max_query_len": "max_input_len"}
 _PREFIX_NAMES = re.compile(r"\b(" + "|".join(_VLLM_PREFIX_NAMES) + r")\b")
 
 
@@ -204,9 +233,12 @@ def context_attention_fwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, kv_cache_d
                          "by pao (leave them None / False)")
     window = 0 if sliding_window is None or sliding_window <= 0 or alibi_slopes is not None else int(sliding_window)
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    # vLLM takes any integer index tensors (it casts b_loc to int32): so does pao (small copies).
+    b_loc, b_start_loc, b_seq_len = (_as_int32(t) for t in (b_loc, b_start_loc, b_seq_len))
+    buffer(o, "o", writable=True)  # before any work: o must be writable in place
     target = o
     if skip_decode:  # compute every row, then write back only those of sequences with more than one new token
-        target = o.clone() if is_torch(o) else o.copy()
+        target = o.detach().clone() if is_torch(o) else o.copy()
     try:
         _pao.prefix(buffer(target, "o", writable=True), buffer(q, "q"), buffer(k, "k"), buffer(v, "v"),
                     buffer(k_cache, "k_cache", _cache_dtype(kv_cache_dtype, k_cache, "k_cache")),
@@ -218,7 +250,8 @@ def context_attention_fwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, kv_cache_d
     except _pao.Error as e:  # the kernel names its tensors as pao does; say vLLM's names too
         raise _pao.Error(_PREFIX_NAMES.sub(lambda m: f"{m[0]} ({_VLLM_PREFIX_NAMES[m[0]]})", str(e))) from None
     if skip_decode:
-        starts = [int(x) for x in (b_start_loc.tolist() if hasattr(b_start_loc, "tolist") else b_start_loc)]
-        for s in range(len(starts) - 1):
-            if starts[s + 1] - starts[s] > 1:
-                o[starts[s]:starts[s + 1]] = target[starts[s]:starts[s + 1]]
+        starts = [int(x) for x in b_start_loc.tolist()]
+        with _no_grad():
+            for s in range(len(starts) - 1):
+                if starts[s + 1] - starts[s] > 1:
+                    o[starts[s]:starts[s + 1]] = target[starts[s]:starts[s + 1]]

@@ -131,8 +131,8 @@ void write_cache(const Buffer& key, const Buffer& value, const Buffer& key_cache
 void bind_ops(nb::module_& m) {
   nb::class_<Buffer>(
       m, "Buffer", "A CPU array viewed with a pao dtype (no copy); made by pao._tensors.buffer, not by hand.")
-      .def(nb::init<nb::ndarray<nb::device::cpu>, const std::string&, const std::string&>(), nb::arg("array"),
-           nb::arg("dtype"), nb::arg("name"))
+      .def(nb::init<nb::ndarray<nb::ro, nb::device::cpu>, const std::string&, const std::string&>(),
+           nb::arg("array"), nb::arg("dtype"), nb::arg("name"))
       .def_prop_ro("name", &Buffer::name);
   m.def("decode", &decode, nb::arg("kernel"), nb::arg("out"), nb::arg("exp_sums").none(),
         nb::arg("max_logits").none(), nb::arg("tmp_out").none(), nb::arg("query"), nb::arg("key_cache"),

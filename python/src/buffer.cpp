@@ -10,7 +10,7 @@ namespace pao::python {
 
 namespace nb = nanobind;
 
-Buffer::Buffer(nb::ndarray<nb::device::cpu> array, const std::string& dtype, const std::string& name)
+Buffer::Buffer(nb::ndarray<nb::ro, nb::device::cpu> array, const std::string& dtype, const std::string& name)
     : array_(std::move(array)), name_(name) {
   const DType t = parse_dtype(dtype, name + ": dtype");
   require(array_.itemsize() == dtype_size(t), name, ": elements of ", array_.itemsize(),

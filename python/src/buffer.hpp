@@ -15,7 +15,8 @@ namespace pao::python {
 class Buffer {
  public:
   /// `name` is what errors call the tensor ("key_cache"); `dtype` a pao dtype name ("bf16").
-  Buffer(nanobind::ndarray<nanobind::device::cpu> array, const std::string& dtype, const std::string& name);
+  Buffer(nanobind::ndarray<nanobind::ro, nanobind::device::cpu> array, const std::string& dtype,
+         const std::string& name);
 
   const std::string& name() const { return name_; }
   DType dtype() const { return view_.dtype; }
@@ -27,7 +28,8 @@ class Buffer {
   void assign(const Tensor& t) const;
 
  private:
-  nanobind::ndarray<nanobind::device::cpu> array_;  // keeps the caller's memory alive
+  nanobind::ndarray<nanobind::ro, nanobind::device::cpu>
+      array_;  // keeps the memory alive; outputs are checked writable in pao/_tensors.py
   std::string name_;
   TensorView view_;
 };

@@ -120,3 +120,44 @@ def test_errors_and_data_dir():
                                g["seq_lens"], 16, 230, None, "auto", 1.0, 1.0)
     assert os.path.isdir(os.path.join(pao.data_dir(), "cases"))
     assert os.path.isfile(os.path.join(pao.data_dir(), "devices", "bi-v100.json"))
+
+
+def test_review_findings_read_only_inputs_vllm_names_no_half_writes():
+    """Read-only inputs work (memory-mapped goldens); vLLM's exp_sum / o names are diffed, not ignored;
+    a bad V2 partial is refused before anything is written; int64 index tensors are taken."""
+    g = cases.make_golden(DECODE)
+    c = cases.load(DECODE)
+    q = g["query"].copy()
+    q.flags.writeable = False
+    out = np.zeros_like(q)
+    args = (g["key_cache"], g["value_cache"], 2, float(g.metadata["scale"]), g["block_tables"], g["seq_lens"], 16,
+            c["max_seq_len"], None, "auto", 1.0, 1.0)
+    ops.paged_attention_v1(out, q, *args)
+    assert np.array_equal(out.view(np.uint16), g["v1.out"].view(np.uint16))
+
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        golden = cases.write_golden(DECODE, tmp)
+        wrong_sums = np.zeros_like(g["v2.exp_sums"])
+        r = pao.diff(golden, {"out": g["v2.out"], "exp_sum": wrong_sums, "max_logits": g["v2.max_logits"],
+                              "tmp_out": g["v2.tmp_out"]}, reduce=True)
+        assert not r.passed  # exp_sum is vLLM's name for exp_sums: compared, and the zeros fail
+        assert any(t["name"] == "v2.exp_sums" and t["status"] == "FAIL" for t in r.tensors)
+
+    before = np.full_like(q, 3)
+    tmp_out = np.zeros_like(g["v2.tmp_out"])
+    with pytest.raises(pao.Error, match=r"exp_sum: shape \[2, 4, 3\]"):
+        ops.paged_attention_v2(before, np.zeros((2, 4, 3), np.float32), np.zeros_like(g["v2.max_logits"]), tmp_out, q,
+                               *args, partition_size=64)
+    assert (before == 3).all()  # nothing written
+    with pytest.raises(pao.Error, match="partition_size: 0"):
+        ops.paged_attention_v2(before, g["v2.exp_sums"].copy(), g["v2.max_logits"].copy(), tmp_out, q, *args,
+                               partition_size=0)
+
+    p = cases.make_golden(PREFIX)
+    o = np.zeros_like(p["query"])
+    ops.context_attention_fwd(p["query"], p["key"], p["value"], o, "fp8_e4m3", p["key_cache"], p["value_cache"],
+                              p["block_tables"].astype(np.int64), p["query_start_loc"].astype(np.int64),
+                              p["seq_lens"], int(p.metadata["max_seq_len"]), 9, float(p.metadata["k_scale"]),
+                              float(p.metadata["v_scale"]))
+    assert np.array_equal(o.view(np.uint16), p["prefix.out"].view(np.uint16))
