@@ -288,6 +288,7 @@ std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
   if (name == "out" || name == "output") return "out";
   if (kernel == CaseKernel::prefix) return name == "prefix.out" ? "prefix.out" : "";
   if (name == "v1.out" || name == "v2.out") return std::string(name);
+  if (name == "exp_sum") return "v2.exp_sums";  // paged_attention_v2's argument name
   for (const char* partial : {"tmp_out", "max_logits", "exp_sums"}) {
     if (name == partial || name == "v2." + std::string(partial)) return "v2." + std::string(partial);
   }
