@@ -42,9 +42,6 @@ class Report:
         return f"Report(passed={self.passed}: {self.text.strip().splitlines()[-1]})"
 
 
-_VLLM_NAMES = {"exp_sum": "exp_sums", "o": "out"}
-
-
 def _policies(policy: str | list[str] | None) -> list[str]:
     if policy is None:
         return []
@@ -60,11 +57,9 @@ def diff(golden: str | os.PathLike, actual: str | os.PathLike | dict[str, Any], 
     ``policy``: ``--policy`` overrides ("out:k=3"); ``reduce``, ``cases``, ``allow_missing``,
     ``allow_dtype_mismatch``, ``verbose``: as the flags of ``pao diff``."""
     if isinstance(actual, dict):
-        # vLLM's argument names: paged_attention_v2's exp_sum, context_attention_fwd's o.
-        renamed = {_VLLM_NAMES.get(name, name): t for name, t in actual.items()}
         with tempfile.TemporaryDirectory(prefix="pao-diff-") as tmp:
             path = os.path.join(tmp, "actual.safetensors")
-            _pao.write_tensors(path, [buffer(t, name) for name, t in renamed.items()], {})
+            _pao.write_tensors(path, [buffer(t, name) for name, t in actual.items()], {})
             return diff(golden, path, policy, reduce=reduce, cases=cases, allow_missing=allow_missing,
                         allow_dtype_mismatch=allow_dtype_mismatch, verbose=verbose)
     return Report(*_pao.diff(os.fspath(golden), os.fspath(actual), reduce, _policies(policy), cases, allow_missing,

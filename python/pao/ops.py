@@ -47,23 +47,8 @@ def _cache_dtype(kv_cache_dtype: str, cache: Tensor, name: str) -> str:
     return want
 
 
-def _cache_geometry(kv_layout: str, key_cache: Tensor, value_cache: Tensor) -> tuple[int, int]:
-    """(num_kv_heads, block_size) of the caches in `kv_layout`."""
-    shape = tuple(value_cache.shape)
-    if len(shape) != 4:
-        raise _pao.Error(f"value_cache: shape {list(shape)}, expected 4 dimensions (kv_layout {kv_layout})")
-    if kv_layout == "vllm":
-        return shape[1], shape[3]  # [num_blocks, num_kv_heads, head_size, block_size]
-    if kv_layout == "nhd":
-        return shape[2], shape[1]  # [num_blocks, block_size, num_kv_heads, head_size]
-    if kv_layout == "hnd":
-        return shape[1], shape[2]  # [num_blocks, num_kv_heads, block_size, head_size]
-    raise _pao.Error(f"kv_layout: '{kv_layout}' (expected vllm, nhd or hnd)")
-
-
-def _check_vllm_sizes(num_kv_heads: int, block_size: int, kv_layout: str, key_cache: Tensor,
-                      value_cache: Tensor) -> None:
-    heads, block = _cache_geometry(kv_layout, key_cache, value_cache)
+def _check_vllm_sizes(num_kv_heads: int, block_size: int, kv_layout: str, value_cache: Tensor) -> None:
+    _, heads, block = _pao.value_cache_dims(kv_layout, list(value_cache.shape))
     if num_kv_heads != heads:
         raise _pao.Error(f"num_kv_heads: {num_kv_heads}, but value_cache {list(value_cache.shape)} holds "
                          f"{heads} KV heads (kv_layout {kv_layout})")
@@ -98,7 +83,7 @@ def _decode(kernel: str, out: Tensor, partials: tuple[Tensor, Tensor, Tensor] | 
             precision: str, warp_size: int, threads_per_cta: int, partition_size: int, kv_layout: str,
             sliding_window: int, soft_cap: float) -> None:
     _check_blocksparse(*blocksparse)
-    _check_vllm_sizes(num_kv_heads, block_size, kv_layout, key_cache, value_cache)
+    _check_vllm_sizes(num_kv_heads, block_size, kv_layout, value_cache)
     if not isinstance(partition_size, int) or partition_size <= 0:
         raise _pao.Error(f"partition_size: {partition_size!r}, expected a positive multiple of the block size")
     sliding_window = 0 if sliding_window is None else sliding_window

@@ -4,9 +4,13 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "bindings.hpp"
 #include "buffer.hpp"
@@ -14,6 +18,7 @@
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
 #include "pao/kernels/reshape_and_cache.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
 
 namespace pao::python {
 
@@ -126,6 +131,17 @@ void write_cache(const Buffer& key, const Buffer& value, const Buffer& key_cache
                          layout, scales);
 }
 
+/// (num_blocks, num_kv_heads, block_size) a value cache of `kv_layout` declares (layout/paged_cache_layout).
+std::tuple<std::int64_t, std::int64_t, std::int64_t> value_cache_dims(
+    const std::string& kv_layout, const std::vector<std::int64_t>& shape) {
+  const KVLayout layout = parse_layout(kv_layout);
+  const std::size_t rank = cache_shape(layout, CacheTensor::value, 1, 1, 16, 16, DType::f16).size();
+  require(shape.size() == rank, "value_cache: shape ", shape_to_string(shape), ", expected ",
+          cache_shape_doc(layout, CacheTensor::value), " (kv_layout ", kv_layout, ")");
+  const CacheDims d = cache_dims(layout, CacheTensor::value, shape);
+  return {d.num_blocks, d.num_kv_heads, d.block_size};
+}
+
 }  // namespace
 
 void bind_ops(nb::module_& m) {
@@ -148,6 +164,8 @@ void bind_ops(nb::module_& m) {
         nb::arg("sliding_window"), nb::arg("soft_cap"), nb::arg("new_kv_source"), nb::arg("block_m"),
         nb::arg("block_n"), nb::arg("context_tile"), nb::arg("precision"),
         "K-tiled prefix (chunked-prefill) attention into `out`.");
+  m.def("value_cache_dims", &value_cache_dims, nb::arg("kv_layout"), nb::arg("shape"),
+        "(num_blocks, num_kv_heads, block_size) of a value cache of that layout and shape.");
   m.def("write_cache", &write_cache, nb::arg("key"), nb::arg("value"), nb::arg("key_cache"),
         nb::arg("value_cache"), nb::arg("slot_mapping"), nb::arg("kv_layout"), nb::arg("k_scale"),
         nb::arg("v_scale"), "reshape_and_cache: key / value into the caches, in place.");

@@ -79,6 +79,7 @@ TEST_CASE("a correct vendor (the oracle's kernel precision) passes") {
   // paged_attention_v2's own argument name for exp_sums is exp_sum: it must be compared, not ignored.
   CHECK(canonical_output_name("exp_sum", cases::CaseKernel::decode) == "v2.exp_sums");
   CHECK(canonical_output_name("exp_sum", cases::CaseKernel::prefix).empty());
+  CHECK(canonical_output_name("o", cases::CaseKernel::prefix) == "out");  // context_attention_fwd's
   CHECK(r.passed_count() == 7);
   CHECK(tensor(r, "v2.tmp_out").excluded == 3 * 4 * 32);  // seq 0 partition 3, seq 1 partitions 2 and 3
   CHECK(tensor(r, "v2.tmp_out").compared == 9 * 4 * 32);

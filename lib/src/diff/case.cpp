@@ -285,7 +285,7 @@ void diff_cache_write(CaseReport& rep, const cases::Case& gc, GoldenView& g,
 std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
   if (kernel == CaseKernel::reshape_and_cache)
     return name == "key_cache" || name == "value_cache" ? std::string(name) : "";
-  if (name == "out" || name == "output") return "out";
+  if (name == "out" || name == "output" || name == "o") return "out";  // o: context_attention_fwd's
   if (kernel == CaseKernel::prefix) return name == "prefix.out" ? "prefix.out" : "";
   if (name == "v1.out" || name == "v2.out") return std::string(name);
   if (name == "exp_sum") return "v2.exp_sums";  // paged_attention_v2's argument name

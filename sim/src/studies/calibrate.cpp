@@ -84,7 +84,9 @@ std::vector<double> predict_all(const Device& d, const std::vector<Measurement>&
   return out;
 }
 
-ErrorReport report_from(const std::vector<Measurement>& rows, const std::vector<double>& pred) {
+}  // namespace
+
+ErrorReport error_report(const std::vector<Measurement>& rows, const std::vector<double>& pred) {
   ErrorReport r;
   r.rows = rows.size();
   if (rows.empty()) return r;
@@ -113,6 +115,8 @@ ErrorReport report_from(const std::vector<Measurement>& rows, const std::vector<
   r.decision_accuracy = r.decisions > 0 ? static_cast<double>(right) / static_cast<double>(r.decisions) : 0;
   return r;
 }
+
+namespace {
 
 std::string workload_key(const Workload& w) {
   std::ostringstream os;
@@ -264,7 +268,7 @@ double predict_time(const Device& d, const Measurement& m) {
 }
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows) {
-  return report_from(rows, predict_all(device, rows, 0));
+  return error_report(rows, predict_all(device, rows, 0));
 }
 
 CalibrationResult calibrate(const Device& device, const std::vector<Measurement>& rows,
@@ -366,10 +370,10 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
   for (const auto& name : r.parameters) r.after.push_back(device_field(r.calibrated, name));
   const auto train_before = predict_all(device, train, o.threads);
   const auto train_after = predict_all(r.calibrated, train, o.threads);
-  r.train_before = report_from(train, train_before);
-  r.train_after = report_from(train, train_after);
-  r.test_before = report_from(test, predict_all(device, test, o.threads));
-  r.test_after = report_from(test, predict_all(r.calibrated, test, o.threads));
+  r.train_before = error_report(train, train_before);
+  r.train_after = error_report(train, train_after);
+  r.test_before = error_report(test, predict_all(device, test, o.threads));
+  r.test_after = error_report(test, predict_all(r.calibrated, test, o.threads));
   char source[512];
   std::snprintf(source, sizeof source,
                 "fit by pao sim calibrate to %s (%zu training rows; held-out MAPE %.1f%% on %zu rows)",

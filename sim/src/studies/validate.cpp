@@ -15,20 +15,17 @@ bool is_v1(const Measurement& m) { return m.kernel.kind == KernelKind::v1; }
 bool is_v2(const Measurement& m) { return m.kernel.kind == KernelKind::v2; }
 
 /// The scores of `pred` (one per row) against the measured times, groups judged as `groups` say.
-Scores score(const std::vector<ValidationRow>& rows, const std::vector<double>& pred,
-             std::vector<GroupVerdict>& groups, bool logo) {
+Scores score(const std::vector<Measurement>& measurements, const std::vector<ValidationRow>& rows,
+             const std::vector<double>& pred, std::vector<GroupVerdict>& groups, bool logo) {
   Scores s;
-  std::vector<double> meas;
+  const ErrorReport e = error_report(measurements, pred);  // MAPE, max error, Spearman as calibrate has them
+  s.mape = e.mape;
+  s.max_error = e.max_error;
+  s.spearman = e.spearman;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const double m = rows[i].measurement->time_us, p = pred[i];
-    const double e = std::fabs(p - m) / m;
-    s.mape += e;
-    s.max_error = std::max(s.max_error, e);
     s.max_factor = std::max(s.max_factor, std::max(p / m, m / p));
-    meas.push_back(m);
   }
-  if (!rows.empty()) s.mape /= static_cast<double>(rows.size());
-  s.spearman = spearman(pred, meas);
   std::size_t right = 0;
   for (auto& g : groups) {
     std::size_t best_pred = g.rows.front(), best_meas = g.rows.front();
@@ -84,7 +81,7 @@ ValidationReport validate(const Device& device, const std::vector<Measurement>& 
   }
   std::vector<double> pred;
   for (const auto& row : r.rows) pred.push_back(row.predicted);
-  r.uncalibrated = score(r.rows, pred, r.groups, false);
+  r.uncalibrated = score(rows, r.rows, pred, r.groups, false);
 
   if (o.leave_one_group_out && r.groups.size() >= 2) {
     r.logo_run = true;
@@ -102,7 +99,7 @@ ValidationReport validate(const Device& device, const std::vector<Measurement>& 
     }
     std::vector<double> logo;
     for (const auto& row : r.rows) logo.push_back(row.predicted_logo);
-    r.logo = score(r.rows, logo, r.groups, true);
+    r.logo = score(rows, r.rows, logo, r.groups, true);
   }
   return r;
 }

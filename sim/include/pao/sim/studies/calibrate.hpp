@@ -70,6 +70,9 @@ struct ErrorReport {
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows);
 
+/// The error report of `predicted` times (one per row) against the rows' measured times.
+ErrorReport error_report(const std::vector<Measurement>& rows, const std::vector<double>& predicted);
+
 /// Spearman's rank correlation (ties get their mean rank).
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
