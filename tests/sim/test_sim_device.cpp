@@ -51,8 +51,8 @@ TEST_CASE("sim device: every shipped descriptor loads, every field has a source 
   CHECK(bi.num_sms == 16);
   CHECK(bi.warp_size == 64);
   CHECK(bi.dram_peak_gbps == 1200);
-  CHECK(bi.dram_achievable_gbps == 580);
-  CHECK(bi.launch_latency_us == 6.0);
+  CHECK(bi.dram_achievable_gbps == 584.2);
+  CHECK(bi.launch_latency_us == 6.2);
 }
 
 TEST_CASE("sim device: JSON round trip") {

@@ -64,7 +64,7 @@ Launch grid(std::int64_t n, double bytes, std::int32_t iterations, std::int64_t 
   Launch l;
   l.name = "grid";
   l.resources = {threads, 32, 0};
-  l.ctas.assign(static_cast<std::size_t>(n), CtaWork{bytes, 0, iterations, -1, -1, -1});
+  l.ctas.assign(static_cast<std::size_t>(n), CtaWork{bytes, 0, iterations, -1, -1, -1, 0});
   return l;
 }
 
@@ -195,7 +195,7 @@ TEST_CASE("sim engine: max-min sharing with per-CTA, per-SM and global caps") {
   Launch l;
   l.name = "pair";
   l.resources = {128, 32, 0};
-  l.ctas = {CtaWork{1000, 0, 10, -1, -1, -1}, CtaWork{1000, 0, 0, -1, -1, -1}};
+  l.ctas = {CtaWork{1000, 0, 10, -1, -1, -1, 0}, CtaWork{1000, 0, 0, -1, -1, -1, 0}};
   const std::vector<Launch> ls = {l};
   const SimResult r = simulate(d, ls);
   CHECK(r.time_us == doctest::Approx(10.0).epsilon(1e-12));
@@ -264,7 +264,6 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
   const double ratio = std::max(1.0, l.logical_per_dram_byte);
   const double G = std::min(d.dram_achievable_gbps * 1e3, d.l2_bandwidth_gbps * 1e3 / ratio);
   const double C = d.sm_bandwidth_cap_gbps * 1e3 / ratio;
-  const double F = d.per_sm_fp32_flops() * 1e-6;
   struct Run {
     std::int64_t cta = -1;
     double ready = 0, rem = 0;
@@ -272,6 +271,7 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
   };
   std::vector<Run> slots(static_cast<std::size_t>(S * occ));
   std::size_t next = 0;
+  std::int64_t last_sm = -1;
   double t = 0, moved = 0;
   const auto start = [&](std::size_t slot) {
     if (next >= l.ctas.size()) return;
@@ -279,7 +279,7 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     Run r;
     r.cta = static_cast<std::int64_t>(next++);
     r.ready = t + d.cta_dispatch_overhead_us +
-              (w.dram_bytes <= 0 ? w.iterations * d.iteration_latency_us + w.flops / F : 0.0);
+              (w.dram_bytes <= 0 ? w.iterations * d.iteration_latency_us + cta_compute_us(d, l, w) : 0.0);
     r.rem = w.dram_bytes;
     slots[slot] = r;
   };
@@ -290,15 +290,16 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     std::vector<double> cap(slots.size(), 0.0);
     std::vector<int> computing(static_cast<std::size_t>(S), 0);
     for (std::size_t i = 0; i < slots.size(); ++i)
-      if (slots[i].flowing && l.ctas[static_cast<std::size_t>(slots[i].cta)].flops > 0)
+      if (slots[i].flowing && cta_compute_us(d, l, l.ctas[static_cast<std::size_t>(slots[i].cta)]) > 0)
         ++computing[i / static_cast<std::size_t>(occ)];
     for (std::size_t i = 0; i < slots.size(); ++i) {
       if (!slots[i].flowing) continue;
       const CtaWork& w = l.ctas[static_cast<std::size_t>(slots[i].cta)];
       const double lat = w.iterations * d.iteration_latency_us;
       double c = std::min(C, lat > 0 ? w.dram_bytes / lat : 1e300);
-      if (w.flops > 0)
-        c = std::min(c, w.dram_bytes * F / (computing[i / static_cast<std::size_t>(occ)] * w.flops));
+      const double compute = cta_compute_us(d, l, w);
+      if (compute > 0)
+        c = std::min(c, w.dram_bytes / (computing[i / static_cast<std::size_t>(occ)] * compute));
       cap[i] = c;
     }
     const auto sm_sum = [&](std::int64_t sm, double level) {
@@ -347,18 +348,29 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
       moved += rate[i] * dt;
       if (slots[i].flowing) slots[i].rem -= rate[i] * dt;
     }
-    // Every event due now, in SM then slot order.
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      Run& r = slots[i];
-      if (r.cta < 0) continue;
-      const CtaWork& w = l.ctas[static_cast<std::size_t>(r.cta)];
-      const bool ready_now = !r.flowing && r.ready <= t + 1e-9;
-      const bool done_now = r.flowing && r.rem <= 1e-9 * std::max(w.dram_bytes, 1.0);
-      if (ready_now && w.dram_bytes > 0) {
-        r.flowing = true;
-      } else if (ready_now || done_now) {
-        r = Run{};
-        start(i);
+    // Every event due now, one at a time: the SMs in cyclic order after the last one served, the
+    // first due slot of an SM.
+    for (bool served = true; served;) {
+      served = false;
+      for (std::int64_t j = 1; j <= S && !served; ++j) {
+        const std::int64_t sm = (last_sm + j) % S;
+        for (std::int64_t k = 0; k < occ && !served; ++k) {
+          const auto i = static_cast<std::size_t>(sm * occ + k);
+          Run& r = slots[i];
+          if (r.cta < 0) continue;
+          const CtaWork& w = l.ctas[static_cast<std::size_t>(r.cta)];
+          const bool ready_now = !r.flowing && r.ready <= t + 1e-9;
+          const bool done_now = r.flowing && r.rem <= 1e-9 * std::max(w.dram_bytes, 1.0);
+          if (!ready_now && !done_now) continue;
+          served = true;
+          last_sm = sm;
+          if (ready_now && w.dram_bytes > 0) {
+            r.flowing = true;
+          } else {
+            r = Run{};
+            start(i);
+          }
+        }
       }
     }
   }
@@ -380,6 +392,7 @@ TEST_CASE("sim engine: matches a brute-force reference on random grids") {
     set_device_field(d, "iteration_latency_us", u01(rng), "assumed", "test");
     set_device_field(d, "cta_dispatch_overhead_us", u01(rng), "assumed", "test");
     set_device_field(d, "fp32_tflops", 0.01 + 0.05 * u01(rng), "assumed", "test");
+    set_device_field(d, "issue_efficiency", 0.01 + 0.2 * u01(rng), "assumed", "test");
     Launch l;
     l.name = "random";
     l.resources = wide ? CtaResources{128, 32, 8 * 1024} : CtaResources{256, 32, 40 * 1024};
@@ -388,6 +401,7 @@ TEST_CASE("sim engine: matches a brute-force reference on random grids") {
       CtaWork w;
       w.dram_bytes = u01(rng) < 0.1 ? 0.0 : 1e3 + 2e5 * u01(rng);
       w.flops = u01(rng) < 0.5 ? 0.0 : 1e4 + 1e6 * u01(rng);
+      w.warp_instructions = u01(rng) < 0.5 ? 0.0 : 1e4 + 1e6 * u01(rng);  // the larger one binds
       w.iterations = static_cast<std::int32_t>(u01(rng) * 50);
       l.ctas.push_back(w);
     }

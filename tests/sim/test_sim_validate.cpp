@@ -1,6 +1,7 @@
 // Validation against measurements: the published CSV parses with its sources and loop timing;
-// the loop model's limits (at least the span plus a gap, never slower L2-warm than DRAM-cold,
-// a working set between one block and the pool); validate scores a perfect model as perfect and
+// the loop model's limits (cold: the span plus a gap or the host's cost of an op; never slower
+// L2-warm than DRAM-cold; a working set between one block and the pool; the L2 hit fraction and
+// the blended bandwidth between DRAM's and L2's); validate scores a perfect model as perfect and
 // leave-one-group-out calibration recovers a mis-set bandwidth.
 #include <doctest/doctest.h>
 
@@ -64,6 +65,8 @@ TEST_CASE("sim validate: the published vLLM measurements parse, with loop timing
 
 TEST_CASE("sim validate: the loop model's limits") {
   const Device d = load_device("a100-40gb");
+  Device no_l2 = d;
+  set_device_field(no_l2, "l2_size_bytes", 0, "assumed", "test: no L2");
   for (const int seqs : {1, 4, 64})
     for (const int len : {512, 4096}) {
       CAPTURE(seqs);
@@ -76,18 +79,40 @@ TEST_CASE("sim validate: the loop model's limits") {
       CHECK(ws >= block);
       CHECK(ws <= 1024 * block * (1 + 1e-12));
       CHECK(ws <= seqs * std::ceil(len / 16.0) * block * (1 + 1e-12));
-      // A cold pool (too big for L2) costs the span plus the gap to the next launch.
-      loop.pool_blocks = 1 << 30;
-      const double cold = predict_time(d, loop);
-      if (loop_working_set_bytes(loop) > static_cast<double>(d.l2_size_bytes))
-        CHECK(cold == doctest::Approx(predict_time(d, gpu) + d.inter_kernel_gap_us));
-      // Monotone: an L2-warm pool is never slower than a cold one.
-      loop.pool_blocks = 1;
+      // The hit fraction: all of a working set L2 holds, L2's share of a larger one, none cold.
+      const double hit = loop_l2_hit_fraction(d, loop);
+      CHECK(hit == doctest::Approx(std::min(1.0, static_cast<double>(d.l2_size_bytes) / ws)));
+      CHECK(loop_l2_hit_fraction(d, gpu) == 0.0);
+      CHECK(loop_l2_hit_fraction(no_l2, loop) == 0.0);
+      // Cold (no L2): the span plus the gap to the next launch, or the host's cost of an op.
+      const double cold = predict_time(no_l2, loop);
+      CHECK(cold ==
+            doctest::Approx(std::max(predict_time(d, gpu) + d.inter_kernel_gap_us, d.host_op_overhead_us)));
+      CHECK(cold >= d.host_op_overhead_us);
+      // Monotone: an L2-warm pool is never slower than a cold one; a smaller pool never slower.
       CHECK(predict_time(d, loop) <= cold * (1 + 1e-12));
+      Measurement small_pool = loop;
+      small_pool.pool_blocks = 16;
+      CHECK(loop_l2_hit_fraction(d, small_pool) >= hit);
+      CHECK(predict_time(d, small_pool) <= predict_time(d, loop) * (1 + 1e-12));
     }
-  // More blocks drawn: a larger working set.
-  CHECK(loop_working_set_bytes(decode(1, 512, "v1", Timing::loop)) <
-        loop_working_set_bytes(decode(4, 512, "v1", Timing::loop)));
+  // More blocks drawn: a larger working set, a smaller hit fraction.
+  Measurement a = decode(1, 512, "v1", Timing::loop), b = decode(4, 512, "v1", Timing::loop);
+  a.pool_blocks = b.pool_blocks = 1 << 20;
+  CHECK(loop_working_set_bytes(a) < loop_working_set_bytes(b));
+  Device small_l2 = d;
+  set_device_field(small_l2, "l2_size_bytes", 1 << 20, "assumed", "test: 1 MiB of L2");
+  CHECK(loop_l2_hit_fraction(small_l2, a) > loop_l2_hit_fraction(small_l2, b));
+  // The blended bandwidth: DRAM's with no hits, L2's with all, monotone between.
+  CHECK(loop_bandwidth_gbps(d, 0.0) == doctest::Approx(d.dram_achievable_gbps));
+  CHECK(loop_bandwidth_gbps(d, 1.0) == doctest::Approx(d.l2_bandwidth_gbps));
+  double prev = 0;
+  for (double h = 0; h <= 1.0; h += 0.125) {
+    const double bw = loop_bandwidth_gbps(d, h);
+    CHECK(bw >= prev);
+    CHECK(bw <= d.l2_bandwidth_gbps * (1 + 1e-12));
+    prev = bw;
+  }
 }
 
 TEST_CASE("sim validate: a perfect model scores perfectly; LOGO calibration recovers a mis-set bandwidth") {

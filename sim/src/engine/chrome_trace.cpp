@@ -92,7 +92,8 @@ void ChromeTraceWriter::cta(std::size_t launch_index, std::int64_t sm, std::int6
   out_ << R"(","cat":")" << json_escape(kernel) << R"(","ts":)" << fmt(start_us) << R"(,"dur":)"
        << fmt(end_us - start_us) << R"(,"args":{"seq":)" << w.seq << R"(,"head":)" << w.head
        << R"(,"partition":)" << w.partition << R"(,"bytes":)" << fmt(w.dram_bytes) << R"(,"flops":)"
-       << fmt(w.flops) << R"(,"iterations":)" << w.iterations << "}}";
+       << fmt(w.flops) << R"(,"warp_instructions":)" << fmt(w.warp_instructions) << R"(,"iterations":)"
+       << w.iterations << "}}";
 }
 
 void ChromeTraceWriter::counters(double t_us, double dram_gbps, std::int64_t resident) {

@@ -30,8 +30,8 @@ struct Slot {
   double start_t = 0;
   double ready_t = kInf;  // dispatching: when the phase ends
   double bytes = 0;
-  double base_cap = kInf;  // min(bytes / latency floor, per-SM cap), bytes/us
-  double flops = 0;
+  double base_cap = kInf;     // min(bytes / latency floor, per-SM cap), bytes/us
+  double compute_us = 0;      // arithmetic and issue alone on the SM (cta_compute_us)
   double k_threshold = kInf;  // the arithmetic share binds when more CTAs than this compute
   double cap = 0;             // u_i
   double finish_t = kInf;     // capped: when the last byte arrives
@@ -45,7 +45,7 @@ struct Sm {
   std::int64_t first_slot = 0;
   std::int64_t resident = 0;
   std::int64_t k = 0;          // flowing CTAs, sorted by (cap, slot) in the flat arrays
-  std::int64_t computing = 0;  // flowing CTAs with FLOPs
+  std::int64_t computing = 0;  // flowing CTAs with arithmetic or instructions
   std::int64_t n_capped = 0;   // sorted positions [0, n_capped) are capped
   double mu = kInf;            // level at which this SM alone reaches its cap
   double min_k_threshold = kInf;
@@ -67,8 +67,6 @@ class KernelRun {
     const double ratio = std::max(1.0, launch.logical_per_dram_byte);
     global_cap_ = std::min(d_.dram_achievable_gbps * 1e3, d_.l2_bandwidth_gbps * 1e3 / ratio);
     sm_cap_ = d_.sm_bandwidth_cap_gbps * 1e3 / ratio;
-    sm_flops_ =
-        (launch.compute == ComputeUnit::matrix_fp16 ? d_.per_sm_fp16_flops() : d_.per_sm_fp32_flops()) * 1e-6;
     num_sms_ = d_.num_sms;
     occ_ = occ.ctas_per_sm;
   }
@@ -98,9 +96,13 @@ class KernelRun {
 
     double end = t0;
     while (true) {
+      // Simultaneous events are served one SM at a time in cyclic order after the last SM served:
+      // when identical CTAs finish together, their successors spread over the SMs as in the first
+      // wave instead of filling the lowest-numbered SM's slots first.
       std::int64_t s_real = -1, s_virt = -1;
       double best_real = kInf, best_virt = kInf;
-      for (std::int64_t s = 0; s < num_sms_; ++s) {
+      for (std::int64_t j = 1; j <= num_sms_; ++j) {
+        const std::int64_t s = (last_sm_ + j) % num_sms_;
         const double r = real_next_[static_cast<std::size_t>(s)];
         const double v = vkey_[static_cast<std::size_t>(s)];
         if (r < best_real) {
@@ -123,6 +125,7 @@ class KernelRun {
       if (s < 0) break;
       advance(std::max(t, t_));
       handle(s);
+      last_sm_ = s;
       end = t_;
       emit_counters();
     }
@@ -200,14 +203,13 @@ class KernelRun {
     sl.phase = Phase::dispatching;
     sl.start_t = t_;
     sl.bytes = w.dram_bytes;
-    sl.flops = w.flops;
+    sl.compute_us = cta_compute_us(d_, launch_, w);
     const double latency = static_cast<double>(w.iterations) * d_.iteration_latency_us;
     sl.base_cap = std::min(sm_cap_, latency > 0 ? w.dram_bytes / latency : kInf);
-    if (w.flops > 0 && sm_flops_ > 0 && w.dram_bytes > 0)
-      sl.k_threshold = w.dram_bytes * sm_flops_ / (w.flops * sl.base_cap);
+    if (sl.compute_us > 0 && w.dram_bytes > 0) sl.k_threshold = w.dram_bytes / (sl.compute_us * sl.base_cap);
     sl.ready_t = t_ + d_.cta_dispatch_overhead_us;
     // A CTA that moves no bytes only pays its latency and arithmetic, alone on its SM's units.
-    if (w.dram_bytes <= 0) sl.ready_t += latency + (sm_flops_ > 0 ? w.flops / sm_flops_ : 0);
+    if (w.dram_bytes <= 0) sl.ready_t += latency + sl.compute_us;
     ++m.resident;
     ++events_;
   }
@@ -255,9 +257,8 @@ class KernelRun {
   }
 
   double cap_with(const Slot& sl, std::int64_t computing) const {
-    if (sl.flops <= 0 || sm_flops_ <= 0 || static_cast<double>(computing) <= sl.k_threshold)
-      return sl.base_cap;
-    return std::min(sl.base_cap, sl.bytes * sm_flops_ / (static_cast<double>(computing) * sl.flops));
+    if (sl.compute_us <= 0 || static_cast<double>(computing) <= sl.k_threshold) return sl.base_cap;
+    return std::min(sl.base_cap, sl.bytes / (static_cast<double>(computing) * sl.compute_us));
   }
 
   /// Bytes a flowing CTA still has to move, now.
@@ -299,7 +300,7 @@ class KernelRun {
   void insert_flow(std::int64_t s, std::int64_t i) {
     Sm& m = sm(s);
     Slot& sl = slot(i);
-    const std::int64_t computing = m.computing + (sl.flops > 0 ? 1 : 0);
+    const std::int64_t computing = m.computing + (sl.compute_us > 0 ? 1 : 0);
     const bool caps_unchanged = static_cast<double>(computing) <= std::min(m.min_k_threshold, sl.k_threshold);
     m.computing = computing;
     m.min_k_threshold = std::min(m.min_k_threshold, sl.k_threshold);
@@ -331,7 +332,7 @@ class KernelRun {
     Sm& m = sm(s);
     const Slot& sl = slot(i);
     const bool caps_were_base = static_cast<double>(m.computing) <= m.min_k_threshold;
-    m.computing -= sl.flops > 0 ? 1 : 0;
+    m.computing -= sl.compute_us > 0 ? 1 : 0;
     double* c = caps(s);
     std::int64_t* o = order(s);
     std::int64_t p = 0;
@@ -552,7 +553,7 @@ class KernelRun {
   const Launch& launch_;
   std::size_t index_;
   TraceSink* trace_;
-  double global_cap_ = 0, sm_cap_ = 0, sm_flops_ = 0;
+  double global_cap_ = 0, sm_cap_ = 0;
   std::int64_t num_sms_ = 0, occ_ = 0;
   std::vector<Sm> sms_;
   std::vector<Slot> slots_;
@@ -562,6 +563,7 @@ class KernelRun {
   // the SM's share of the global sums and bounds (see refresh()).
   std::vector<double> real_next_, vkey_, a_, b_, u_, lo_, hi_;
   std::int64_t next_cta_ = 0;
+  std::int64_t last_sm_ = -1;  // the SM whose event was served last (ties go to the next SM)
   double t_ = 0;
   double level_ = kInf;  // L
   double lam_g_ = 0;     // Lambda_G
@@ -573,6 +575,17 @@ class KernelRun {
 };
 
 }  // namespace
+
+double cta_compute_us(const Device& device, const Launch& launch, const CtaWork& work) {
+  const double flops_per_us =
+      (launch.compute == ComputeUnit::matrix_fp16 ? device.per_sm_fp16_flops() : device.per_sm_fp32_flops()) *
+      1e-6;
+  const double issue_per_us = device.per_sm_issue_rate() * 1e-6;
+  const double arithmetic = work.flops > 0 && flops_per_us > 0 ? work.flops / flops_per_us : 0.0;
+  const double issue =
+      work.warp_instructions > 0 && issue_per_us > 0 ? work.warp_instructions / issue_per_us : 0.0;
+  return std::max(arithmetic, issue);
+}
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace) {
   validate_device(device);

@@ -23,7 +23,7 @@ Launch op(const Device& device, const char* name, double elements, double bytes,
   l.host_issue_delay_us = device.host_op_overhead_us;
   const auto n = static_cast<std::size_t>(std::max(1.0, std::ceil(elements / kElementsPerCta)));
   l.ctas.assign(
-      n, CtaWork{bytes / static_cast<double>(n), flops / static_cast<double>(n), iterations, -1, -1, -1});
+      n, CtaWork{bytes / static_cast<double>(n), flops / static_cast<double>(n), iterations, -1, -1, -1, 0});
   return l;
 }
 

@@ -6,6 +6,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/sim/model/fallback_model.hpp"
+#include "pao/sim/model/instruction_model.hpp"
 #include "pao/sim/model/prefix_workload.hpp"
 
 namespace pao::sim {
@@ -77,6 +78,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
   attn.resources.shared_bytes = static_cast<std::int64_t>(plan.attention_shared_bytes) +
                                 static_cast<std::int64_t>(w.head_size * act_bytes(w)) + 2 * warps * 4;
   attn.ctas.reserve(plan.ctas.size());
+  const DecodeInstructionCost instructions = decode_instruction_cost(w, plan);
   double kv_dram_total = 0;
   for (const auto& cta : plan.ctas) {
     CtaWork work;
@@ -92,6 +94,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
       // Each warp walks every num_warps-th block, once for Q.K and once for P.V; +2 for the
       // cross-warp softmax reductions.
       work.iterations = 2 * ceil_div(blocks, warps) + 2;
+      work.warp_instructions = decode_cta_warp_instructions(instructions, w, cta);
       kv_dram_total += kv_dram_bytes(w, plan, cta);
     }
     attn.ctas.push_back(work);
@@ -114,6 +117,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
       work.flops = static_cast<double>(r.num_partitions) * (2.0 * w.head_size + 5.0);
       // Load the logits, reduce across warps, then the partial outputs (16 loads in flight).
       work.iterations = 3 + ceil_div(std::max(r.num_partitions, 0), 16);
+      work.warp_instructions = reduce_cta_warp_instructions(w, plan, r);
       reduce.ctas.push_back(work);
     }
     launches.push_back(std::move(reduce));

@@ -15,4 +15,10 @@ double Launch::total_flops() const {
   return sum;
 }
 
+double Launch::total_warp_instructions() const {
+  double sum = 0;
+  for (const auto& c : ctas) sum += c.warp_instructions;
+  return sum;
+}
+
 }  // namespace pao::sim

@@ -252,19 +252,37 @@ double loop_working_set_bytes(const Measurement& m) {
   return distinct * block_bytes;
 }
 
+double loop_l2_hit_fraction(const Device& d, const Measurement& m) {
+  if (m.timing != Timing::loop) return 0.0;
+  const double working_set = loop_working_set_bytes(m);
+  if (working_set <= 0) return 1.0;
+  return std::min(1.0, static_cast<double>(d.l2_size_bytes) / working_set);
+}
+
+double loop_bandwidth_gbps(const Device& d, double hit) {
+  // Hits stream at the L2's bandwidth, misses at DRAM's: the time per byte is their mix.
+  return 1.0 /
+         ((1.0 - hit) / d.dram_achievable_gbps + hit / std::max(d.l2_bandwidth_gbps, d.dram_achievable_gbps));
+}
+
 double predict_time(const Device& d, const Measurement& m) {
   Device device = d;
-  // vLLM's loop reuses one block pool: what fits in L2 is read from L2 after the first iteration.
-  if (m.timing == Timing::loop && loop_working_set_bytes(m) <= static_cast<double>(d.l2_size_bytes)) {
-    device.dram_achievable_gbps = std::max(d.dram_achievable_gbps, d.l2_bandwidth_gbps);
-    device.dram_peak_gbps = std::max(d.dram_peak_gbps, d.l2_bandwidth_gbps);
+  // vLLM's loop reuses one block pool: the part of it L2 holds is read from L2 after the first
+  // iteration.
+  const double hit = loop_l2_hit_fraction(d, m);
+  if (hit > 0) {
+    device.dram_achievable_gbps = loop_bandwidth_gbps(d, hit);
+    device.dram_peak_gbps = std::max(d.dram_peak_gbps, device.dram_achievable_gbps);
   }
   const auto launches = build_launches(device, m.workload, m.kernel);
   const SimResult r = simulate(device, launches);
   if (!r.ok) return std::numeric_limits<double>::infinity();
   if (m.timing == Timing::host || r.kernels.empty()) return r.time_us;
   const double span = r.time_us - r.kernels.front().start_us;
-  return m.timing == Timing::loop ? span + d.inter_kernel_gap_us : span;
+  // In the loop the host issues one op per iteration: a kernel shorter than the framework's cost
+  // of one op leaves the GPU waiting for the host.
+  if (m.timing == Timing::loop) return std::max(span + d.inter_kernel_gap_us, d.host_op_overhead_us);
+  return span;
 }
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows) {
@@ -306,6 +324,7 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
       const auto& name = r.parameters[static_cast<std::size_t>(j)];
       double v = std::exp(theta[j]);
       if (name == "dram_achievable_gbps") v = std::min(v, device.dram_peak_gbps);
+      if (name == "issue_efficiency") v = std::min(v, 1.0);  // a fraction of the peak issue rate
       set_device_field(d, name, v, "measured", "calibration in progress");
     }
     return d;

@@ -6,7 +6,9 @@
 // occupancy, then each freed slot takes the next CTA. A CTA spends `cta_dispatch_overhead` holding
 // its slot, then streams its DRAM bytes at a rate r_i, piecewise constant between events:
 //   r_i = min(u_i, lambda_s)            u_i = B_i * min(1 / (n_i * iteration_latency),
-//                                                       F_sm / (k_s * flops_i))
+//                                                       1 / (k_s * c_i))
+// c_i = cta_compute_us: the CTA's FLOPs at the SM's arithmetic rate or its warp instructions at the
+// SM's issue rate, whichever takes longer.
 // lambda_s: the max-min fair level of SM s, the largest level with sum_i min(u_i, lambda_s) <= the
 // per-SM cap, and with sum over all SMs <= the global cap (achievable DRAM bandwidth, and L2
 // bandwidth / logical_per_dram_byte). k_s: CTAs sharing SM s's arithmetic. Between events, CTAs at
@@ -63,6 +65,11 @@ class TraceSink {
   /// Device-wide DRAM bandwidth and resident CTAs, from `t_us` until the next sample.
   virtual void counters(double t_us, double dram_gbps, std::int64_t resident_ctas) = 0;
 };
+
+/// Microseconds the CTA's arithmetic and instruction issue take alone on one SM: the larger of its
+/// FLOPs at the launch's arithmetic units (per_sm_fp32/fp16_flops) and its warp instructions at the
+/// SM's issue rate (per_sm_issue_rate). 0 for a CTA with neither.
+double cta_compute_us(const Device& device, const Launch& launch, const CtaWork& work);
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace = nullptr);
 

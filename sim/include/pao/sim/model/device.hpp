@@ -31,6 +31,7 @@ struct Device {
   std::int64_t num_sms = 0;
   std::int64_t warp_size = 0;
   double clock_ghz = 0;
+  std::int64_t schedulers_per_sm = 0;  // warp schedulers: warp instructions issued per clock, at most
   std::int64_t max_threads_per_sm = 0;
   std::int64_t max_warps_per_sm = 0;
   std::int64_t max_ctas_per_sm = 0;
@@ -53,6 +54,9 @@ struct Device {
   // Arithmetic.
   double fp32_tflops = 0;  // CUDA-core FMA throughput (decode kernels, reduce, fallback ops)
   double fp16_tflops = 0;  // matrix (tensor-core) throughput (prefix kernel's dot products)
+  /// Fraction of the peak issue rate (schedulers x clock) a kernel's instruction stream sustains
+  /// (dependencies, shared-memory and shuffle latencies); fitted by `pao sim calibrate`.
+  double issue_efficiency = 0;
 
   // Latencies and overheads.
   double launch_latency_us = 0;         // host launch -> first CTA running, empty kernel
@@ -66,6 +70,10 @@ struct Device {
 
   double per_sm_fp32_flops() const { return fp32_tflops * 1e12 / static_cast<double>(num_sms); }
   double per_sm_fp16_flops() const { return fp16_tflops * 1e12 / static_cast<double>(num_sms); }
+  /// Warp instructions one SM issues per second: schedulers x clock x issue_efficiency.
+  double per_sm_issue_rate() const {
+    return static_cast<double>(schedulers_per_sm) * clock_ghz * 1e9 * issue_efficiency;
+  }
 };
 
 /// The keys of all numeric fields, in descriptor order.

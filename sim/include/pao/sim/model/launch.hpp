@@ -19,6 +19,9 @@ struct CtaWork {
   std::int32_t seq = -1;        // for traces; -1 where it does not apply
   std::int32_t head = -1;
   std::int32_t partition = -1;  // V2 partition, prefix query tile, fallback K tile
+  /// Warp instructions the CTA issues (instruction_model.hpp); charged against the SM's issue
+  /// rate like FLOPs against its arithmetic units. 0 where a kernel has no instruction model.
+  double warp_instructions = 0;
 };
 
 /// Which arithmetic units a kernel's FLOPs run on.
@@ -39,6 +42,7 @@ struct Launch {
 
   double total_dram_bytes() const;
   double total_flops() const;
+  double total_warp_instructions() const;
 };
 
 }  // namespace pao::sim

@@ -50,13 +50,22 @@ struct Measurement {
 /// block tables draw from a pool of pool_blocks (expected value), times a block's K and V.
 double loop_working_set_bytes(const Measurement& m);
 
+/// The fraction of a loop-timed measurement's K/V reads that hit in L2: min(1, l2_size_bytes /
+/// working set) (a steady state of repeated launches over a pool larger than L2 keeps about that
+/// share of it); 0 for gpu and host timings, which the model takes as cold.
+double loop_l2_hit_fraction(const Device& device, const Measurement& m);
+/// The bandwidth of a mix of L2 hits (at l2_bandwidth_gbps) and DRAM misses (at
+/// dram_achievable_gbps): the harmonic blend, time per byte weighted by the hit fraction.
+double loop_bandwidth_gbps(const Device& device, double hit_fraction);
+
 /// Parses the CSV; throws pao::Error naming the line and column on bad input.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
 std::vector<Measurement> load_measurements(const std::string& path);
 
 /// The simulated time comparable to a measurement: gpu, the launches' span; host, from the first
-/// launch; loop, the span with the K/V reads at L2 bandwidth when the working set fits in L2, plus
-/// the gap to the next iteration's launch.
+/// launch; loop, the span with the global bandwidth at loop_bandwidth_gbps(loop_l2_hit_fraction),
+/// plus the gap to the next iteration's launch, and never less than the host's cost of issuing
+/// one op (host_op_overhead_us).
 double predict_time(const Device& device, const Measurement& m);
 
 struct ErrorReport {
@@ -78,7 +87,8 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
 struct CalibrationOptions {
   std::vector<std::string> parameters = {"dram_achievable_gbps", "iteration_latency_us",
-                                         "cta_dispatch_overhead_us", "inter_kernel_gap_us"};
+                                         "cta_dispatch_overhead_us", "inter_kernel_gap_us",
+                                         "issue_efficiency"};
   double holdout_fraction = 0.25;  // of the groups; every k-th group, deterministic
   int max_iterations = 30;
   int threads = 0;

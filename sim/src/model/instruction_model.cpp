@@ -1,0 +1,111 @@
+// Instruction counts of vLLM's decode kernels and the V2 reduce, phase by phase (see the header and
+// docs/simulator.md, "Instruction issue"). Costs are per lane; a warp executes a lane's
+// instructions once for all its lanes, so per-lane counts add up to warp instructions.
+#include "pao/sim/model/instruction_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "pao/kernels/decode_geometry.hpp"
+#include "pao/plan/partition.hpp"
+
+namespace pao::sim {
+namespace {
+
+double log2_of(std::int32_t n) { return n > 1 ? std::log2(static_cast<double>(n)) : 0.0; }
+
+/// Conversions to fp32 per element of one operand: 0 for f32, 1 for f16 / bf16 (the unpack of a
+/// packed pair into two floats).
+double widen_cost(DType activation) { return activation == DType::f32 ? 0.0 : 1.0; }
+
+/// Extra instructions per cache element of an fp8 cache: the fp8 -> 16-bit conversion and the
+/// multiplication by k_scale / v_scale.
+double dequant_cost(DType cache) { return is_fp8(cache) ? 2.0 : 0.0; }
+
+// Fixed costs, in instructions per lane.
+constexpr double kBlockAddress = 4;     // block-table load, physical block number -> cache address
+constexpr double kTokenAddress = 4;     // a token's K base address inside the block
+constexpr double kLogitEpilogue = 7;    // scale, mask compare and select, shared store, running max, index
+constexpr double kSoftmaxExpPass = 6;   // load, subtract max, scale by log2(e), ex2, store, sum
+constexpr double kSoftmaxNormPass = 3;  // load, multiply by 1 / sum, store
+constexpr double kPrologue = 30;        // indices, sequence length, partition bounds, q to shared
+constexpr double kBroadcast = 6;        // lane 0 to shared, barrier, read back, barrier
+
+/// A block-wide reduction: a warp butterfly (shuffle + op), the warps' partials through shared
+/// memory, a butterfly over the warps, the broadcast.
+double block_reduction(std::int32_t warp_size, std::int32_t warps) {
+  return 2 * log2_of(warp_size) + 2 * log2_of(warps) + kBroadcast;
+}
+
+}  // namespace
+
+DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePlan& plan) {
+  const std::int32_t elem = dtype_size(w.dtype);
+  const DecodeGeometry g =
+      DecodeGeometry::make(plan.shape.warp_size, plan.shape.threads_per_cta, w.block_size, elem);
+  const double widen = widen_cost(w.dtype);
+  const double dequant = dequant_cost(w.kv_cache_dtype);
+  DecodeInstructionCost c;
+
+  // Q·K: a thread group of g.thread_group_size lanes per token, ceil(block / warp) tokens per
+  // group; each lane loads head_size / group elements of K in vectors of vec_size and multiplies
+  // them with its q elements (both widened to fp32, one FMA each), sums its vec_size accumulators,
+  // and the group reduces by shuffles.
+  const double lane_elems = static_cast<double>(w.head_size) / g.thread_group_size;
+  const double k_loads = lane_elems / g.vec_size;
+  const double per_token = kTokenAddress + k_loads + lane_elems * (1 + 2 * widen + dequant) +
+                           (g.vec_size - 1) + 2 * log2_of(g.thread_group_size) + kLogitEpilogue;
+  const std::int32_t tokens_per_group = ceil_div(w.block_size, plan.shape.warp_size);
+  c.qk_per_block = kBlockAddress + tokens_per_group * per_token;
+
+  // P·V: a lane takes v_vec_size tokens' probabilities (fp32 from shared memory, 4 per load,
+  // narrowed to the activation dtype) and, for each of its head rows, loads v_vec_size values of V
+  // and accumulates their dot product: a packed multiply per pair and a widening add per element
+  // in 16 bits, a multiply and an add per element in fp32.
+  const double vv = g.v_vec_size;
+  const double rows_per_lane = ceil_div(w.head_size, g.rows_per_iter);
+  const double dot = w.dtype == DType::f32 ? 2.0 : 0.5 + widen + 1.0;
+  c.pv_per_block = kBlockAddress + std::ceil(vv / 4) + (w.dtype == DType::f32 ? 0.0 : vv / 2) +
+                   rows_per_lane * (2 + vv * (dot + dequant));
+
+  // Softmax over the CTA's logits in shared memory: each round, every lane of every warp takes
+  // one token (exp pass, then normalisation pass).
+  c.threads = g.num_threads;
+  c.softmax_per_round = g.num_warps * (kSoftmaxExpPass + kSoftmaxNormPass);
+
+  // Per CTA: the prologue, the max and sum reductions, the row butterflies of P·V, the cross-warp
+  // reduction of the accumulators (log2(warps) rounds through shared memory), the output store;
+  // V2 also stores its max_logit and exp_sum.
+  const double warps = g.num_warps;
+  const double per_lane = kPrologue + 2 * block_reduction(g.warp_size, g.num_warps) +
+                          rows_per_lane * 2 * log2_of(g.v_vecs_per_row) +
+                          log2_of(g.num_warps) * (2 * rows_per_lane + 2) + 2 * rows_per_lane;
+  c.per_cta = warps * per_lane + (plan.kernel == DecodeKernel::v2 ? 4.0 : 0.0);
+  return c;
+}
+
+double decode_cta_warp_instructions(const DecodeInstructionCost& c, const Workload& w,
+                                    const AttentionCta& cta) {
+  if (cta.empty()) return 0.0;
+  const double blocks = cta.blocks(w.block_size).size();
+  const double rounds = ceil_div(cta.num_tokens(), c.threads);
+  return blocks * (c.qk_per_block + c.pv_per_block) + rounds * c.softmax_per_round + c.per_cta;
+}
+
+double reduce_cta_warp_instructions(const Workload& w, const DecodePlan& plan, const ReduceCta& r) {
+  const std::int32_t threads = plan.shape.threads_per_cta, warp = plan.shape.warp_size;
+  const double warps = static_cast<double>(threads) / warp;
+  const double row_rounds = ceil_div(w.head_size, threads);                   // output elements per lane
+  const double row_warps = ceil_div(std::min(w.head_size, threads), warp);    // warps that hold one
+  if (r.num_partitions <= 1) return warps * 10 + row_warps * row_rounds * 2;  // copy tmp_out to out
+  const double p = r.num_partitions;
+  const double rounds = std::ceil(p / threads);
+  // max_logits to shared and their max (3 per partition), then exp_sums rescaled by exp(m_p - m)
+  // and summed (8 per partition), two block reductions; the output: per element, per partition, a
+  // load of tmp_out, its widening, a load of the partition's weight and an FMA.
+  const double per_lane = kPrologue + rounds * (3 + 8) + 2 * block_reduction(warp, threads / warp);
+  const double output = row_warps * row_rounds * (p * (3 + widen_cost(w.dtype)) + 2);
+  return warps * per_lane + output;
+}
+
+}  // namespace pao::sim
