@@ -108,9 +108,9 @@ void add_run(CLI::App& sim, Action& action) {
       ->capture_default_str();
   cmd->footer(
       "\nexamples:\n"
-      "  # V1 at 8K tokens, V2 with 1024-token partitions at 32K (V1's shared memory stops near 16K on the "
-      "BI-V100)\n"
-      "  pao sim run --device bi-v100 --kernel v1 --num-seqs 8 --seq-len 8192\n"
+      "  # V1 at 4K tokens, V2 with 1024-token partitions at 32K (V1's shared memory stops just below 8K on "
+      "the BI-V100)\n"
+      "  pao sim run --device bi-v100 --kernel v1 --num-seqs 8 --seq-len 4096\n"
       "  pao sim run --device bi-v100 --kernel v2:1024 --num-seqs 8 --seq-len 32768\n"
       "  # what if the chip had 32 SMs and 900 GB/s?\n"
       "  pao sim run -d bi-v100 -k v2 --set num_sms=32 --set dram_achievable_gbps=900 --seq-len 32768\n"
