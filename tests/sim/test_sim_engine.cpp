@@ -380,6 +380,27 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
 
 }  // namespace
 
+TEST_CASE("sim engine: CTAs that finish together hand their slots round-robin over the SMs") {
+  // 4 SMs x 16 slots of identical issue-bound CTAs, plus a tail of 4: the first wave ends at once
+  // after 16 c (c: one CTA alone on an SM); the tail then runs one CTA per SM (c more), not four
+  // on the first SM (4 c more).
+  Device d = load_device("a100-40gb");
+  set_device_field(d, "num_sms", 4, "assumed", "test");
+  set_device_field(d, "cta_dispatch_overhead_us", 0, "assumed", "test");
+  set_device_field(d, "iteration_latency_us", 0, "assumed", "test");
+  Launch l;
+  l.name = "ties";
+  l.resources = {128, 32, 0};
+  REQUIRE(compute_occupancy(d, l.resources).ctas_per_sm == 16);
+  l.ctas.assign(4 * 16 + 4, CtaWork{1000, 0, 1, -1, -1, -1, 1e5});
+  const double c = cta_compute_us(d, l, l.ctas[0]);
+  const std::vector<Launch> ls = {l};
+  const SimResult r = simulate(d, ls);
+  CHECK(r.kernels[0].busy_us == doctest::Approx(17 * c).epsilon(1e-9));
+  double bytes = 0;
+  CHECK(reference_busy_us(d, l, &bytes) == doctest::Approx(17 * c).epsilon(1e-6));
+}
+
 TEST_CASE("sim engine: matches a brute-force reference on random grids") {
   std::mt19937_64 rng(20240611);  // determinism
   std::uniform_real_distribution<double> u01(0.0, 1.0);
