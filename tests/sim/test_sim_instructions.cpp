@@ -124,6 +124,15 @@ TEST_CASE("sim instructions: the engine is bounded by the issue rate and reaches
   const double bound_us = l.total_warp_instructions() / (d.num_sms * d.per_sm_issue_rate()) * 1e6;
   CHECK(r.kernels[0].busy_us >= bound_us * (1 - 1e-9));
   CHECK(r.kernels[0].busy_us == doctest::Approx(bound_us).epsilon(1e-6));
+  CHECK(r.kernels[0].issue_utilisation == doctest::Approx(1.0).epsilon(1e-6));
+  // A bandwidth-bound launch leaves issue slots idle, and no launch exceeds them.
+  for (const char* kernel : {"v1", "v2:512"}) {
+    const Device a100 = load_device("a100-40gb");
+    Workload mha = decode_workload(64, 4096);
+    const auto bw = simulate(a100, build_launches(a100, mha, parse_kernel_spec(kernel, {})));
+    for (const auto& k : bw.kernels) CHECK(k.issue_utilisation <= 1.0 + 1e-9);
+    CHECK(bw.kernels[0].issue_utilisation < 0.9);
+  }
   // Monotone in issue_efficiency, for synthetic and for real decode launches.
   double prev = 1e300;
   for (const double eff : {0.05, 0.1, 0.3, 0.6, 1.0}) {

@@ -613,6 +613,9 @@ SimResult simulate(const Device& device, std::span<const Launch> launches, Trace
     if (i > 0) start = std::max(start, prev_end + device.inter_kernel_gap_us);
     KernelRun run(device, launch, k.occupancy, i, trace);
     const double end = run.run(start, k);
+    const double issue_capacity =
+        static_cast<double>(device.num_sms) * device.per_sm_issue_rate() * 1e-6 * k.busy_us;
+    if (issue_capacity > 0) k.issue_utilisation = launch.total_warp_instructions() / issue_capacity;
     k.time_us = end - prev_end;
     prev_end = end;
     result.dram_bytes += k.dram_bytes;

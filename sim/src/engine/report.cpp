@@ -129,6 +129,7 @@ nlohmann::ordered_json result_to_json(const SimResult& r, const Device& d, const
     e["occupancy_limiter"] = kr.occupancy.limiter;
     e["achieved_gbps"] = kr.achieved_gbps;
     e["sm_utilisation"] = kr.sm_utilisation;
+    e["issue_utilisation"] = kr.issue_utilisation;
     e["mean_occupancy"] = kr.mean_occupancy;
     e["dram_bytes"] = kr.dram_bytes;
     e["issue_us"] = kr.issue_us;
