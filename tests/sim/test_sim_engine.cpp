@@ -13,6 +13,7 @@
 #include "pao/sim/model/device.hpp"
 #include "pao/sim/model/kernel_model.hpp"
 #include "pao/sim/studies/sweep.hpp"
+#include "support/sim_grids.hpp"
 
 using namespace pao::sim;
 
@@ -59,13 +60,9 @@ SimResult run(const Device& d, const Workload& w, const char* kernel) {
   return simulate(d, build_launches(d, w, k));
 }
 
-/// A launch of `n` identical CTAs.
+/// A launch of `n` identical CTAs that move bytes and wait for iterations.
 Launch grid(std::int64_t n, double bytes, std::int32_t iterations, std::int64_t threads = 128) {
-  Launch l;
-  l.name = "grid";
-  l.resources = {threads, 32, 0};
-  l.ctas.assign(static_cast<std::size_t>(n), CtaWork{bytes, 0, iterations, -1, -1, -1, 0});
-  return l;
+  return pao::test::uniform_grid(n, CtaWork{bytes, 0, iterations, -1, -1, -1, 0}, threads);
 }
 
 }  // namespace
@@ -384,15 +381,9 @@ TEST_CASE("sim engine: CTAs that finish together hand their slots round-robin ov
   // 4 SMs x 16 slots of identical issue-bound CTAs, plus a tail of 4: the first wave ends at once
   // after 16 c (c: one CTA alone on an SM); the tail then runs one CTA per SM (c more), not four
   // on the first SM (4 c more).
-  Device d = load_device("a100-40gb");
-  set_device_field(d, "num_sms", 4, "assumed", "test");
-  set_device_field(d, "cta_dispatch_overhead_us", 0, "assumed", "test");
-  set_device_field(d, "iteration_latency_us", 0, "assumed", "test");
-  Launch l;
-  l.name = "ties";
-  l.resources = {128, 32, 0};
+  const Device d = pao::test::device_without_overheads("a100-40gb", 4);
+  const Launch l = pao::test::uniform_grid(4 * 16 + 4, CtaWork{1000, 0, 1, -1, -1, -1, 1e5});
   REQUIRE(compute_occupancy(d, l.resources).ctas_per_sm == 16);
-  l.ctas.assign(4 * 16 + 4, CtaWork{1000, 0, 1, -1, -1, -1, 1e5});
   const double c = cta_compute_us(d, l, l.ctas[0]);
   const std::vector<Launch> ls = {l};
   const SimResult r = simulate(d, ls);

@@ -10,6 +10,7 @@
 #include "pao/sim/model/device.hpp"
 #include "pao/sim/model/instruction_model.hpp"
 #include "pao/sim/model/kernel_model.hpp"
+#include "support/sim_grids.hpp"
 
 using namespace pao::sim;
 
@@ -109,16 +110,10 @@ TEST_CASE("sim instructions: a 64-wide warp issues about half the warp instructi
 }
 
 TEST_CASE("sim instructions: the engine is bounded by the issue rate and reaches it on a large grid") {
-  Device d = load_device("a100-40gb");
-  set_device_field(d, "num_sms", 4, "assumed", "test");
-  set_device_field(d, "cta_dispatch_overhead_us", 0, "assumed", "test");
-  set_device_field(d, "iteration_latency_us", 0, "assumed", "test");
+  const Device d = pao::test::device_without_overheads("a100-40gb", 4);
   // Instruction-heavy CTAs that move a few bytes each: issue-bound.
-  Launch l;
-  l.name = "issue";
-  l.resources = {128, 32, 0};
   const double per_cta = 2e5;  // warp instructions
-  l.ctas.assign(4 * 8 * 10, CtaWork{1000, 0, 1, -1, -1, -1, per_cta});
+  const Launch l = pao::test::uniform_grid(4 * 8 * 10, CtaWork{1000, 0, 1, -1, -1, -1, per_cta});
   const std::vector<Launch> ls = {l};
   const SimResult r = simulate(d, ls);
   const double bound_us = l.total_warp_instructions() / (d.num_sms * d.per_sm_issue_rate()) * 1e6;
