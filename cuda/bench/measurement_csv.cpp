@@ -17,9 +17,9 @@ std::string cell(std::string text) {
 }  // namespace
 
 std::string measurement_csv_header() {
-  return "device,kernel,partition_size,num_seqs,num_heads,num_kv_heads,head_size,block_size,dtype,kv_cache_"
-         "dtype,"
-         "seq_len,query_len,max_seq_len,time_us,stddev_us,repeats,timing,achieved_gbps,note";
+  return "device,kernel,partition_size,num_seqs,num_heads,num_kv_heads,head_size,block_size,dtype,"
+         "kv_cache_dtype,seq_len,query_len,max_seq_len,time_us,stddev_us,repeats,timing,pool_blocks,"
+         "achieved_gbps,note";
 }
 
 std::string measurement_csv_row(const MeasurementRow& r) {
@@ -34,8 +34,11 @@ std::string measurement_csv_row(const MeasurementRow& r) {
      << "," << r.num_seqs << "," << r.num_heads << "," << r.num_kv_heads << "," << r.head_size << ","
      << r.block_size << "," << dtype_name(r.dtype) << ","
      << (r.kv_cache_dtype == r.dtype ? std::string("auto") : std::string(dtype_name(r.kv_cache_dtype))) << ","
-     << r.seq_len << "," << (r.prefix ? r.query_len : 1) << "," << r.seq_len << "," << r.time_us << ","
-     << r.stddev_us << "," << r.repeats << ",gpu," << r.achieved_gbps << "," << cell(r.note);
+     << r.seq_len << "," << (r.prefix ? r.query_len : 1) << ","
+     << (r.max_seq_len > 0 ? r.max_seq_len : r.seq_len) << "," << r.time_us << "," << r.stddev_us << ","
+     << r.repeats << "," << r.timing << ","
+     << (r.pool_blocks > 0 ? std::to_string(r.pool_blocks) : std::string()) << "," << r.achieved_gbps << ","
+     << cell(r.note);
   return os.str();
 }
 

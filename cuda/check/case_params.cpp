@@ -77,4 +77,8 @@ PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptio
   return p;
 }
 
+bool has_cuda_kernel(KernelVariant variant) {
+  return variant == KernelVariant::v1 || variant == KernelVariant::v2 || variant == KernelVariant::prefix;
+}
+
 }  // namespace pao::cuda::check

@@ -10,6 +10,7 @@
 #include "pao/cuda/decode_params.hpp"
 #include "pao/cuda/prefix_params.hpp"
 #include "pao/kernels/attention_options.hpp"
+#include "pao/plan/kernel_variant.hpp"
 
 namespace pao::cuda::check {
 
@@ -20,6 +21,10 @@ void set_attention_params(PagedAttentionParams& p, const AttentionOptions& optio
 /// Inputs point at c's tensors and options' slopes / per-head scales; outputs are null.
 DecodeParams case_decode_params(const cases::DecodeCase& c, const AttentionOptions& options);
 PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptions& options);
+
+/// Whether pao has a CUDA kernel for a launch variant: v1, v2 (+ reduce) and prefix, not the
+/// prefix kind's fallback.
+bool has_cuda_kernel(KernelVariant variant);
 
 /// The host copies of seq_lens (and query_lens) the plans need.
 std::vector<std::int32_t> case_seq_lens(const Tensor& seq_lens);

@@ -1,9 +1,12 @@
-// pao-cuda-check: runs decode and prefix cases on the GPU and compares every tensor with pao's oracle —
-// kernel precision bit for bit (0 ULP), exact precision within FlashAttention's derived bound —
-// after checking the shared numerics (kernel_exp, kernel_tanh, roundings, decodes) on the device.
+// pao-cuda-check: runs decode and prefix cases on the GPU and judges every tensor through pao diff
+// (lib/diff) against a golden made in memory — the kernel precision bit for bit (the bitwise rule),
+// the exact precision under pao diff's default rule — after checking the shared numerics
+// (kernel_exp, kernel_tanh, roundings, decodes) on the device.
 //
 // Exit: 0 every tensor matches; 1 a mismatch or overwritten guard bytes; 2 bad usage or input;
-// 3 a CUDA error; 77 no usable CUDA device (nothing was checked; ctest reports a skip).
+// 3 a CUDA error; 77 no usable CUDA device (nothing was checked; ctest reports a skip) — the
+// statuses of tools/common/cli_parse.hpp.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,12 +15,15 @@
 
 #include "check/device_math.hpp"
 #include "check/gpu_run.hpp"
-#include "check/tensor_report.hpp"
+#include "cli_parse.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
-#include "pao/kernels/paged_attention.hpp"
-#include "pao/kernels/prefix_attention.hpp"
+#include "pao/diff/diff.hpp"
+#include "pao/diff/report.hpp"
+#include "pao/golden/reader.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/formats.hpp"
 #include "pao/numerics/kernel_math.hpp"
 
@@ -26,8 +32,6 @@ namespace {
 using namespace pao;
 using namespace pao::cuda::check;
 
-constexpr int kExitMismatch = 1, kExitUsage = 2, kExitCuda = 3, kExitNoGpu = 77;
-
 struct Options {
   std::string suite;
   bool full = false;
@@ -35,27 +39,19 @@ struct Options {
   bool list = false;
   bool exact = true;
   bool math = true;
+  std::int64_t math_values = std::int64_t{1} << 24;
   bool quiet = false;
 };
 
-void usage(std::FILE* to) {
-  std::fprintf(
-      to,
-      "usage: pao-cuda-check (--suite NAME [--full] | --case FILE...) [--list] [--no-exact] [--no-math]\n"
-      "                      [--quiet]\n"
-      "  --suite NAME  a suite of data/cases (or a suite .json path), as `pao golden` takes it: smoke,\n"
-      "                edges (every edge once), instances (with --full: every kernel instantiation), vllm,\n"
-      "                fp8, ...\n"
-      "  --full        the suite's full product instead of its pairwise cover\n"
-      "  --case FILE   a decode or prefix case JSON (docs/golden.md), e.g. a golden's case; repeatable\n"
-      "  --list        print the cases and exit (no GPU needed)\n"
-      "  --no-exact    skip the comparison with the exact precision\n"
-      "  --no-math     skip the device check of kernel_exp, kernel_tanh, roundings and decodes\n"
-      "  --quiet       print failures and the summary only\n"
-      "Compares v1.out, v2.out, v2.tmp_out, v2.max_logits, v2.exp_sums (decode) and prefix.out with\n"
-      "pao's kernel precision bit for bit. Exit 0 all match, 1 mismatch, 2 bad usage/input, 3 CUDA\n"
-      "error, 77 no CUDA device.\n");
-}
+constexpr const char* kDescription =
+    "Runs decode and prefix cases on the GPU (or under GPGPU-Sim: tools/gpgpusim) and judges every tensor\n"
+    "through pao diff against a golden made in memory: v1.out, v2.out, v2.tmp_out, v2.max_logits,\n"
+    "v2.exp_sums (decode) and prefix.out bit for bit against the kernel precision (the bitwise rule), and\n"
+    "against the exact precision under pao diff's default rule; guard bytes around every buffer. The\n"
+    "kernel precision is vLLM's GPU (warp 32, 128 threads per CTA) with the case's partitions and tiles.\n"
+    "First the shared numerics (kernel_exp, kernel_tanh, the roundings to f16 / bf16, every f16 / bf16 /\n"
+    "fp8 decode) on the device.\n"
+    "Exit: 0 all match, 1 a mismatch, 2 bad usage or input, 3 a CUDA error, 77 no CUDA device.";
 
 struct Tally {
   int passed = 0, failed = 0;
@@ -64,7 +60,6 @@ struct Tally {
     ok ? ++passed : ++failed;
     if (!ok || !quiet) std::printf("%s\n", line.c_str());
   }
-  void add(const TensorReport& r, const Shape& shape) { add(r.passed, format(r, shape)); }
 };
 
 template <typename T>
@@ -74,7 +69,20 @@ std::uint64_t bits_of(T v) {
   return u;
 }
 
-/// One line per function: the device values against the host's, bit for bit (NaN = NaN).
+/// "0x3c00 (1)" for a code, "1.5 (0x3fc00000)" for a float: what a mismatch line shows.
+template <typename T>
+std::string show(T v) {
+  char text[64];
+  if constexpr (std::is_floating_point_v<T>)
+    std::snprintf(text, sizeof text, "%.9g (0x%08llx)", static_cast<double>(v),
+                  static_cast<unsigned long long>(bits_of(v)));
+  else
+    std::snprintf(text, sizeof text, "0x%04llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+/// One line per function: the device values against the host's, bit for bit (NaN = NaN), with
+/// the first mismatch's input and both values.
 template <typename T, typename Host>
 void compare_values(Tally& t, const char* name, const std::vector<float>& inputs,
                     const std::vector<T>& device, Host host, bool skip_nan_inputs) {
@@ -93,20 +101,27 @@ void compare_values(Tally& t, const char* name, const std::vector<float>& inputs
       if (mismatches++ == 0) first = i;
     }
   }
-  char line[256];
-  if (mismatches == 0)
-    std::snprintf(line, sizeof line, "PASS math %s: %zu values bit-identical", name, device.size());
-  else
-    std::snprintf(line, sizeof line, "FAIL math %s: %zu of %zu values differ (first at input #%zu)", name,
-                  mismatches, device.size(), first);
+  std::string line;
+  if (mismatches == 0) {
+    line = "PASS math " + std::string(name) + ": " + std::to_string(device.size()) + " values bit-identical";
+  } else {
+    const std::string input =
+        inputs.empty() ? "code " + show(static_cast<std::uint32_t>(first)) : "input " + show(inputs[first]);
+    line = "FAIL math " + std::string(name) + ": " + std::to_string(mismatches) + " of " +
+           std::to_string(device.size()) + " values differ; first: " + input + " -> device " +
+           show(device[first]) + ", host " + show(host(first));
+  }
   t.add(mismatches == 0, line);
 }
 
-void check_math(Tally& t) {
-  // 2^24 floats spread over every exponent, both signs, plus the special values.
+/// `count` of the 2^24 inputs i * 256 + (i * 7919) % 256 (floats spread over every exponent, both
+/// signs), evenly spaced in i, plus the special values.
+void check_math(Tally& t, std::int64_t count) {
   std::vector<float> x;
-  x.reserve((std::size_t{1} << 24) + 8);
-  for (std::uint32_t i = 0; i < (1u << 24); ++i) {
+  x.reserve(static_cast<std::size_t>(count) + 8);
+  const std::uint64_t all = std::uint64_t{1} << 24;
+  for (std::uint64_t k = 0; k < static_cast<std::uint64_t>(count); ++k) {
+    const auto i = static_cast<std::uint32_t>(k * all / static_cast<std::uint64_t>(count));
     const std::uint32_t bits = i * 256u + (i * 7919u) % 256u;
     float f;
     std::memcpy(&f, &bits, 4);
@@ -138,92 +153,88 @@ void check_math(Tally& t) {
       [](std::size_t i) { return decode_fp8_e5m2(static_cast<std::uint8_t>(i)); }, false);
 }
 
-/// Runs one prefix case; false when its input is bad (the oracle rejects it).
-bool check_prefix_case(Tally& t, const cases::Case& cc, bool with_exact) {
-  cases::PrefixCase c;
-  PrefixArgs args;
-  PrefixOutputs kernel;
-  try {
-    c = cases::make_prefix_case(cc);
-    args = c.args();
-    kernel = prefix_attention(args, Precision::kernel);
-  } catch (const Error& e) {
-    t.add(false, "FAIL " + cc.id + ": bad case: " + e.what());
-    return false;
-  }
-  GpuPrefixOutputs g;
-  try {
-    g = run_prefix_on_gpu(c, args.options);
-  } catch (const CudaError&) {
-    throw;
-  } catch (const Error& e) {
-    t.add(false, "FAIL " + cc.id + " prefix: " + e.what());
-    return true;
-  }
-  t.add(compare_bitwise(cc.id, "prefix.out", kernel.out, g.out), kernel.out.shape());
-  for (const auto& failure : g.guard_failures) t.add(false, "FAIL " + cc.id + " prefix " + failure);
-  if (with_exact) {
-    const PrefixOutputs exact = prefix_attention(args, Precision::exact);
-    t.add(compare_to_exact(cc.id, "prefix.out", exact.out_f64, kernel.out, g.out), kernel.out.shape());
-  }
-  return true;
+/// A case as pao's CUDA kernels run it: vLLM's GPU (warp 32, 128 threads per CTA), with the case's
+/// partitions and tiles.
+cases::Case as_cuda_runs_it(cases::Case c) {
+  const KernelTuning gpu;
+  c.warp_size = gpu.warp_size;
+  c.threads_per_cta = gpu.threads_per_cta;
+  return c;
 }
 
-/// Runs one decode case (V1 and V2); false when its input is bad (the oracle rejects it).
-bool check_case(Tally& t, const cases::Case& cc, bool with_exact) {
-  if (cc.kernel == cases::CaseKernel::prefix) return check_prefix_case(t, cc, with_exact);
-  if (cc.kernel == cases::CaseKernel::reshape_and_cache) {  // pao's CUDA kernels are attention kernels
-    std::printf("skip  %s: a reshape_and_cache case (pao has no CUDA cache-write kernel)\n", cc.id.c_str());
+/// One judgement of a case's GPU outputs: a line per tensor (pao diff's), under a header naming the
+/// case and the reference; details for the failing ones.
+void report(Tally& t, const diff::CaseReport& r, const std::string& against) {
+  bool printed = false;
+  const auto header = [&] {
+    if (!printed) std::printf("case %s %s\n", r.case_id.c_str(), against.c_str());
+    printed = true;
+  };
+  if (!r.error.empty()) {
+    header();
+    t.add(false, "  ERROR  " + r.error);
+    return;
+  }
+  for (const auto& tensor : r.tensors) {
+    if (!tensor.passed || !t.quiet) header();
+    std::string text = diff::render_tensor_text(tensor);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    t.add(tensor.passed, text);
+  }
+  if (!t.quiet)
+    for (const auto& note : r.notes) std::printf("  note: %s\n", note.c_str());
+}
+
+/// Runs one case on every launch variant of its kind that has a CUDA kernel and judges the outputs;
+/// false when its input is bad (the oracle rejects it).
+bool check_case(Tally& t, const cases::Case& spec, bool with_exact) {
+  const cases::Case c = as_cuda_runs_it(spec);
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  std::vector<KernelVariant> variants;
+  for (const KernelVariant v : kind.traits().variants)
+    if (has_cuda_kernel(v)) variants.push_back(v);
+  if (variants.empty()) {
+    std::printf("skip  %s: pao has no CUDA kernel for a %s case\n", c.id.c_str(),
+                std::string(kind.name()).c_str());
     return true;
   }
-  cases::DecodeCase c;
-  DecodeArgs args;
-  DecodeOutputs v1k, v2k;
+  golden::GoldenTensors golden;
   try {
-    c = cases::make_decode_case(cc);
-    args = c.args();
-    v1k = paged_attention_v1(args, Precision::kernel);
-    v2k = paged_attention_v2(args, Precision::kernel);
+    golden = golden::make_golden(c);
   } catch (const Error& e) {
-    t.add(false, "FAIL " + cc.id + ": bad case: " + e.what());
+    t.add(false, "FAIL " + c.id + ": bad case: " + e.what());
     return false;
   }
-
-  // A launcher Status (e.g. V1 over the shared-memory limit) fails the kernel's tensors; a CUDA
-  // error (CudaError) propagates and stops the run.
-  const auto run = [&](DecodeKernel kernel, GpuDecodeOutputs& g) {
+  // A launcher Status (e.g. V1 over the shared-memory limit) fails the variant; a CUDA error
+  // (CudaError) propagates and stops the run.
+  std::vector<std::pair<std::string, Tensor>> outputs;
+  for (const KernelVariant v : variants) {
     try {
-      g = run_decode_on_gpu(kernel, c, args.options);
-      return true;
+      GpuRun run = run_on_gpu(v, golden);
+      for (auto& named : run.outputs) outputs.push_back(std::move(named));
+      for (const auto& failure : run.guard_failures)
+        t.add(false, "FAIL " + c.id + " " + to_string(v) + " " + failure);
     } catch (const CudaError&) {
       throw;
     } catch (const Error& e) {
-      t.add(false, "FAIL " + cc.id + " " + to_string(kernel) + ": " + e.what());
-      return false;
+      t.add(false, "FAIL " + c.id + " " + to_string(v) + ": " + e.what());
     }
-  };
-  GpuDecodeOutputs v1g, v2g;
-  const bool v1_ran = run(DecodeKernel::v1, v1g);
-  const bool v2_ran = run(DecodeKernel::v2, v2g);
-  if (v1_ran) t.add(compare_bitwise(cc.id, "v1.out", v1k.out, v1g.out), v1k.out.shape());
-  if (v2_ran) {
-    t.add(compare_bitwise(cc.id, "v2.tmp_out", v2k.tmp_out, v2g.tmp_out), v2k.tmp_out.shape());
-    t.add(compare_bitwise(cc.id, "v2.max_logits", v2k.max_logits, v2g.max_logits), v2k.max_logits.shape());
-    t.add(compare_bitwise(cc.id, "v2.exp_sums", v2k.exp_sums, v2g.exp_sums), v2k.exp_sums.shape());
-    t.add(compare_bitwise(cc.id, "v2.out", v2k.out, v2g.out), v2k.out.shape());
   }
-  for (const auto* g : {&v1g, &v2g})
-    for (const auto& failure : g->guard_failures)
-      t.add(false, "FAIL " + cc.id + (g == &v1g ? " v1 " : " v2 ") + failure);
+  if (outputs.empty()) return true;
+  const golden::TensorFile expected =
+      golden::TensorFile::in_memory(c.id, golden.metadata, std::move(golden.tensors));
+  const golden::TensorFile gpu = golden::TensorFile::in_memory(c.id + " on the GPU", {}, std::move(outputs));
+  diff::DiffOptions bitwise;
+  diff::PolicyOverride every_tensor;
+  every_tensor.tensor = "*";
+  every_tensor.rule = diff::Rule::bitwise;
+  every_tensor.rule_explicit = true;
+  bitwise.overrides.push_back(every_tensor);
+  report(t, diff::diff_case(expected, gpu, bitwise), "vs the kernel precision, bit for bit");
   if (with_exact) {
-    if (v1_ran) {
-      const DecodeOutputs v1x = paged_attention_v1(args, Precision::exact);
-      t.add(compare_to_exact(cc.id, "v1.out", v1x.out_f64, v1k.out, v1g.out), v1k.out.shape());
-    }
-    if (v2_ran) {
-      const DecodeOutputs v2x = paged_attention_v2(args, Precision::exact);
-      t.add(compare_to_exact(cc.id, "v2.out", v2x.out_f64, v2k.out, v2g.out), v2k.out.shape());
-    }
+    diff::DiffOptions exact;
+    exact.check_invariants = false;  // checked by the first diff
+    report(t, diff::diff_case(expected, gpu, exact), "vs the exact precision (pao diff's default rule)");
   }
   return true;
 }
@@ -232,36 +243,29 @@ bool check_case(Tally& t, const cases::Case& cc, bool with_exact) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--suite" && has_value)
-      o.suite = argv[++i];
-    else if (a == "--full")
-      o.full = true;
-    else if (a == "--case" && has_value)
-      o.case_files.push_back(argv[++i]);
-    else if (a == "--list")
-      o.list = true;
-    else if (a == "--no-exact")
-      o.exact = false;
-    else if (a == "--no-math")
-      o.math = false;
-    else if (a == "--quiet")
-      o.quiet = true;
-    else if (a == "--help" || a == "-h") {
-      usage(stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "pao-cuda-check: unexpected argument '%s'\n", a.c_str());
-      usage(stderr);
-      return kExitUsage;
-    }
-  }
-  if (o.suite.empty() == o.case_files.empty()) {
-    std::fprintf(stderr, "pao-cuda-check: give --suite NAME or --case FILE\n");
-    usage(stderr);
-    return kExitUsage;
+  CLI::App app(kDescription, "pao-cuda-check");
+  auto* suite =
+      app.add_option("--suite", o.suite,
+                     "a suite of data/cases (or a suite .json path), as `pao golden` takes it: smoke,\n"
+                     "edges (every edge once), instances (with --full: every kernel instantiation),\n"
+                     "vllm, fp8, gpgpusim, ...");
+  app.add_flag("--full", o.full, "the suite's full product instead of its pairwise cover");
+  auto* case_files = app.add_option("--case", o.case_files,
+                                    "a decode or prefix case JSON (docs/golden.md), e.g.\n"
+                                    "a golden's case; repeatable");
+  suite->excludes(case_files);
+  app.add_flag("--list", o.list, "print the cases and exit (no GPU needed)");
+  app.add_flag("!--no-exact", o.exact, "skip the comparison with the exact precision");
+  app.add_flag("!--no-math", o.math, "skip the device check of the shared numerics");
+  app.add_option("--math-values", o.math_values,
+                 "how many of the 2^24 float inputs the numerics check evaluates, spread evenly over\n"
+                 "them (plus the special values); fewer for a simulator")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  app.add_flag("--quiet", o.quiet, "print failures and the summary only");
+  if (const auto exit = cli::parse_command_line(app, argc, argv)) return *exit;
+  if (o.suite.empty() && o.case_files.empty()) {
+    std::fprintf(stderr, "pao-cuda-check: error: give --suite NAME or --case FILE (see --help)\n");
+    return cli::kExitBadInput;
   }
 
   std::vector<cases::Case> cases;
@@ -269,8 +273,8 @@ int main(int argc, char** argv) {
     if (!o.suite.empty()) cases = cases::expand_suite(cases::find_suite(o.suite, cases::cases_dir()), o.full);
     for (const auto& f : o.case_files) cases.push_back(cases::load_case_file(f));
   } catch (const Error& e) {
-    std::fprintf(stderr, "pao-cuda-check: %s\n", e.what());
-    return kExitUsage;
+    std::fprintf(stderr, "pao-cuda-check: error: %s\n", e.what());
+    return cli::kExitBadInput;
   }
   if (o.list) {
     for (const auto& c : cases) std::printf("%s: %s\n", c.id.c_str(), cases::describe(c).c_str());
@@ -280,7 +284,7 @@ int main(int argc, char** argv) {
   std::string why;
   if (!cuda_device_available(why)) {
     std::printf("pao-cuda-check: SKIPPED, no usable CUDA device (%s): nothing was checked\n", why.c_str());
-    return kExitNoGpu;
+    return cli::kExitNoDevice;
   }
   std::printf("pao-cuda-check: %s, %zu case(s)\n", cuda_device_name().c_str(), cases.size());
 
@@ -288,15 +292,16 @@ int main(int argc, char** argv) {
   t.quiet = o.quiet;
   int bad_input = 0;
   try {
-    if (o.math) check_math(t);
+    if (o.math) check_math(t, o.math_values);
     for (const auto& c : cases)
       if (!check_case(t, c, o.exact)) ++bad_input;
   } catch (const CudaError& e) {
     std::printf("pao-cuda-check: CUDA error, stopping: %s\n", e.what());
     std::printf("%d passed, %d failed\n", t.passed, t.failed + 1);
-    return kExitCuda;
+    return cli::kExitCudaError;
   }
   std::printf("%d passed, %d failed\n", t.passed, t.failed);
   if (t.failed == 0) return 0;
-  return bad_input == t.failed ? kExitUsage : kExitMismatch;  // only bad cases: the input's fault
+  return bad_input == t.failed ? cli::kExitBadInput
+                               : cli::kExitNegative;  // only bad cases: the input's fault
 }

@@ -12,6 +12,7 @@
 #include "pao/core/error.hpp"
 #include "pao/cuda/paged_attention_cuda.hpp"
 #include "pao/cuda/prefix_attention_cuda.hpp"
+#include "pao/golden/reader.hpp"
 
 namespace pao::cuda::check {
 
@@ -156,104 +157,170 @@ std::string cuda_device_name() {
   return os.str();
 }
 
-GpuDecodeOutputs run_decode_on_gpu(DecodeKernel kernel, const cases::DecodeCase& c,
-                                   const AttentionOptions& options) {
-  const cases::Case& s = c.spec;
-  DecodeParams p = case_decode_params(c, options);  // host pointers, replaced below
-  const std::vector<std::int32_t> lens = case_seq_lens(c.seq_lens);
+struct DeviceDecodeCase::State {
+  KernelVariant kernel;
+  DecodeParams p;
   DecodePlan plan;
-  if (Status st = plan_decode_launch(kernel, p, s.max_seq_len, s.partition_size, lens, plan); !st.ok())
-    fail("plan: ", st.message());
-
-  // Inputs.
-  const auto query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
-  const auto seq_lens = upload(c.seq_lens.bytes(), c.seq_lens.nbytes(), kGuardBytes);
-  const DevicePagedCache cache(c.key_cache, c.value_cache, c.block_tables, options, p);
-  p.query = query->data();
-  p.seq_lens = seq_lens->as<std::int32_t>();
-
-  // Outputs: NaN bytes between guards.
-  GpuDecodeOutputs o;
-  const std::int64_t S = p.num_seqs, H = p.num_heads, D = p.head_size, P = plan.max_num_partitions;
-  o.out = Tensor(p.dtype, {S, H, D});
-  const bool v2 = kernel == DecodeKernel::v2;
-  if (v2) {
-    o.tmp_out = Tensor(p.dtype, {S, H, P, D});
-    o.max_logits = Tensor(DType::f32, {S, H, P});
-    o.exp_sums = Tensor(DType::f32, {S, H, P});
-  }
+  std::unique_ptr<DeviceBuffer> query, seq_lens;
+  std::unique_ptr<DevicePagedCache> cache;
   struct Output {
     const char* name;
-    Tensor* host;
+    Shape shape;
+    DType dtype;
     std::unique_ptr<DeviceBuffer> device;
   };
-  std::vector<Output> outputs;
-  outputs.push_back({"out", &o.out, nullptr});
-  if (v2) {
-    outputs.push_back({"tmp_out", &o.tmp_out, nullptr});
-    outputs.push_back({"max_logits", &o.max_logits, nullptr});
-    outputs.push_back({"exp_sums", &o.exp_sums, nullptr});
-  }
-  for (auto& out : outputs)
-    out.device = std::make_unique<DeviceBuffer>(out.host->nbytes(), kNaNBytes, kGuardBytes);
-  p.out = outputs[0].device->data();
-  if (v2) {
-    p.tmp_out = outputs[1].device->data();
-    p.max_logits = outputs[2].device->as<float>();
-    p.exp_sums = outputs[3].device->as<float>();
-  }
+  std::vector<Output> outputs;  // out, then V2's tmp_out, max_logits, exp_sums
+};
 
-  const Status st = v2 ? paged_attention_v2(p, plan) : paged_attention_v1(p, plan);
-  if (!st.ok()) fail("paged_attention_", to_string(kernel), ": ", st.message());
+DeviceDecodeCase::DeviceDecodeCase(KernelVariant kernel, const cases::DecodeCase& c,
+                                   const AttentionOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  const cases::Case& s = c.spec;
+  st.kernel = kernel;
+  st.p = case_decode_params(c, options);  // host pointers, replaced below
+  DecodeParams& p = st.p;
+  const std::vector<std::int32_t> lens = case_seq_lens(c.seq_lens);
+  if (Status status = plan_decode_launch(kernel, p, s.max_seq_len, s.partition_size, lens, st.plan);
+      !status.ok())
+    fail("plan: ", status.message());
+
+  st.query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
+  st.seq_lens = upload(c.seq_lens.bytes(), c.seq_lens.nbytes(), kGuardBytes);
+  st.cache = std::make_unique<DevicePagedCache>(c.key_cache, c.value_cache, c.block_tables, options, p);
+  p.query = st.query->data();
+  p.seq_lens = st.seq_lens->as<std::int32_t>();
+
+  // Outputs: NaN bytes between guards.
+  const std::int64_t S = p.num_seqs, H = p.num_heads, D = p.head_size, P = st.plan.max_num_partitions;
+  st.outputs.push_back({"out", {S, H, D}, p.dtype, nullptr});
+  if (kernel == KernelVariant::v2) {
+    st.outputs.push_back({"tmp_out", {S, H, P, D}, p.dtype, nullptr});
+    st.outputs.push_back({"max_logits", {S, H, P}, DType::f32, nullptr});
+    st.outputs.push_back({"exp_sums", {S, H, P}, DType::f32, nullptr});
+  }
+  for (auto& out : st.outputs)
+    out.device = std::make_unique<DeviceBuffer>(
+        static_cast<std::size_t>(shape_numel(out.shape)) * dtype_size(out.dtype), kNaNBytes, kGuardBytes);
+  p.out = st.outputs[0].device->data();
+  if (kernel == KernelVariant::v2) {
+    p.tmp_out = st.outputs[1].device->data();
+    p.max_logits = st.outputs[2].device->as<float>();
+    p.exp_sums = st.outputs[3].device->as<float>();
+  }
+}
+
+DeviceDecodeCase::~DeviceDecodeCase() = default;
+
+const DecodePlan& DeviceDecodeCase::plan() const { return state_->plan; }
+
+Status DeviceDecodeCase::launch(cudaStream_t stream) const {
+  const State& st = *state_;
+  return st.kernel == KernelVariant::v2 ? paged_attention_v2(st.p, st.plan, stream)
+                                        : paged_attention_v1(st.p, st.plan, stream);
+}
+
+GpuDecodeOutputs DeviceDecodeCase::outputs() const {
+  const State& st = *state_;
   cuda_check(cudaDeviceSynchronize(), "running the kernels");
-
-  for (auto& out : outputs) {
-    if (out.host->nbytes()) out.device->download(out.host->bytes());
+  GpuDecodeOutputs o;
+  Tensor* host[] = {&o.out, &o.tmp_out, &o.max_logits, &o.exp_sums};
+  for (std::size_t i = 0; i < st.outputs.size(); ++i) {
+    const auto& out = st.outputs[i];
+    *host[i] = Tensor(out.dtype, out.shape);
+    if (host[i]->nbytes()) out.device->download(host[i]->bytes());
     check_guards({{out.name, out.device.get()}}, o.guard_failures);
   }
-  check_guards({{"query", query.get()},
-                {"key_cache", cache.key_cache.get()},
-                {"value_cache", cache.value_cache.get()},
-                {"block_tables", cache.block_tables.get()},
-                {"seq_lens", seq_lens.get()}},
+  check_guards({{"query", st.query.get()},
+                {"key_cache", st.cache->key_cache.get()},
+                {"value_cache", st.cache->value_cache.get()},
+                {"block_tables", st.cache->block_tables.get()},
+                {"seq_lens", st.seq_lens.get()}},
                o.guard_failures);
   return o;
 }
 
-GpuPrefixOutputs run_prefix_on_gpu(const cases::PrefixCase& c, const AttentionOptions& options) {
-  const cases::Case& s = c.spec;
-  PrefixParams p = case_prefix_params(c, options);  // host pointers, replaced below
-  const std::vector<std::int32_t> seq_lens = case_seq_lens(c.seq_lens), query_lens = s.query_lens;
+struct DevicePrefixCase::State {
+  PrefixParams p;
   PrefixPlan plan;
-  if (Status st = plan_prefix_launch(p, seq_lens, query_lens, s.block_m, s.block_n, s.context_tile,
-                                     s.max_query_len, plan);
-      !st.ok())
-    fail("plan: ", st.message());
+  Shape out_shape;
+  std::unique_ptr<DeviceBuffer> query, key, value, out;
+  std::unique_ptr<DevicePagedCache> cache;
+};
 
-  const auto query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
-  const auto key = upload(c.key.bytes(), c.key.nbytes(), kGuardBytes);
-  const auto value = upload(c.value.bytes(), c.value.nbytes(), kGuardBytes);
-  const DevicePagedCache cache(c.key_cache, c.value_cache, c.block_tables, options, p);
-  p.query = query->data();
-  p.key = key->data();
-  p.value = value->data();
+DevicePrefixCase::DevicePrefixCase(const cases::PrefixCase& c, const AttentionOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  const cases::Case& s = c.spec;
+  st.p = case_prefix_params(c, options);  // host pointers, replaced below
+  PrefixParams& p = st.p;
+  const std::vector<std::int32_t> seq_lens = case_seq_lens(c.seq_lens), query_lens = s.query_lens;
+  if (Status status = plan_prefix_launch(p, seq_lens, query_lens, s.block_m, s.block_n, s.context_tile,
+                                         s.max_query_len, st.plan);
+      !status.ok())
+    fail("plan: ", status.message());
+  st.query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
+  st.key = upload(c.key.bytes(), c.key.nbytes(), kGuardBytes);
+  st.value = upload(c.value.bytes(), c.value.nbytes(), kGuardBytes);
+  st.cache = std::make_unique<DevicePagedCache>(c.key_cache, c.value_cache, c.block_tables, options, p);
+  p.query = st.query->data();
+  p.key = st.key->data();
+  p.value = st.value->data();
+  st.out_shape = c.query.shape();
+  st.out = std::make_unique<DeviceBuffer>(c.query.nbytes(), kNaNBytes, kGuardBytes);
+  p.out = st.out->data();
+}
 
-  GpuPrefixOutputs o;
-  o.out = Tensor(p.dtype, c.query.shape());
-  const auto out = std::make_unique<DeviceBuffer>(o.out.nbytes(), kNaNBytes, kGuardBytes);
-  p.out = out->data();
-  if (Status st = prefix_attention(p, plan); !st.ok()) fail("prefix_attention: ", st.message());
+DevicePrefixCase::~DevicePrefixCase() = default;
+
+const PrefixPlan& DevicePrefixCase::plan() const { return state_->plan; }
+
+Status DevicePrefixCase::launch(cudaStream_t stream) const {
+  return prefix_attention(state_->p, state_->plan, stream);
+}
+
+GpuPrefixOutputs DevicePrefixCase::outputs() const {
+  const State& st = *state_;
   cuda_check(cudaDeviceSynchronize(), "running the kernels");
-  if (o.out.nbytes()) out->download(o.out.bytes());
-  check_guards({{"out", out.get()},
-                {"query", query.get()},
-                {"key", key.get()},
-                {"value", value.get()},
-                {"key_cache", cache.key_cache.get()},
-                {"value_cache", cache.value_cache.get()},
-                {"block_tables", cache.block_tables.get()}},
+  GpuPrefixOutputs o;
+  o.out = Tensor(st.p.dtype, st.out_shape);
+  if (o.out.nbytes()) st.out->download(o.out.bytes());
+  check_guards({{"out", st.out.get()},
+                {"query", st.query.get()},
+                {"key", st.key.get()},
+                {"value", st.value.get()},
+                {"key_cache", st.cache->key_cache.get()},
+                {"value_cache", st.cache->value_cache.get()},
+                {"block_tables", st.cache->block_tables.get()}},
                o.guard_failures);
   return o;
+}
+
+GpuRun run_on_gpu(KernelVariant variant, const golden::GoldenTensors& golden) {
+  require(has_cuda_kernel(variant), "pao has no CUDA kernel for the ", to_string(variant), " variant");
+  const std::string name = to_string(variant);  // the golden's outputs of a variant are "<variant>.*"
+  GpuRun run;
+  if (variant == KernelVariant::prefix) {
+    const cases::PrefixCase c = golden::prefix_case_of(golden);
+    const DevicePrefixCase device(c, c.args().options);
+    if (Status st = device.launch(); !st.ok()) fail("prefix_attention: ", st.message());
+    GpuPrefixOutputs o = device.outputs();
+    run.outputs.emplace_back(name + ".out", std::move(o.out));
+    run.guard_failures = std::move(o.guard_failures);
+    return run;
+  }
+  const cases::DecodeCase c = golden::decode_case_of(golden);
+  const DeviceDecodeCase device(variant, c, c.args().options);
+  if (Status st = device.launch(); !st.ok()) fail("paged_attention_", name, ": ", st.message());
+  GpuDecodeOutputs o = device.outputs();
+  run.outputs.emplace_back(name + ".out", std::move(o.out));
+  if (variant == KernelVariant::v2) {
+    run.outputs.emplace_back(name + ".tmp_out", std::move(o.tmp_out));
+    run.outputs.emplace_back(name + ".max_logits", std::move(o.max_logits));
+    run.outputs.emplace_back(name + ".exp_sums", std::move(o.exp_sums));
+  }
+  run.guard_failures = std::move(o.guard_failures);
+  return run;
 }
 
 }  // namespace pao::cuda::check

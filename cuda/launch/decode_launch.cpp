@@ -19,7 +19,7 @@ bool multiple_of(std::int64_t v, std::int64_t n) { return v % n == 0; }
 
 }  // namespace
 
-Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& p, std::int32_t max_seq_len,
+Status plan_decode_launch(KernelVariant kernel, const DecodeParams& p, std::int32_t max_seq_len,
                           std::int32_t partition_size, std::span<const std::int32_t> host_seq_lens,
                           DecodePlan& plan) {
   DecodeShape s;
@@ -27,9 +27,7 @@ Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& p, std::int32
   s.partition_size = partition_size;
   s.threads_per_cta = kThreadsPerCta;
   s.warp_size = kWarpSize;
-  std::int32_t longest = 0;
-  for (auto len : host_seq_lens) longest = len > longest ? len : longest;
-  s.max_seq_len = max_seq_len > 0 ? max_seq_len : longest;
+  s.max_seq_len = max_seq_len;  // 0: the plan takes the longest
   try {
     plan = plan_decode(kernel, s, host_seq_lens);
   } catch (const Error& e) {
@@ -78,7 +76,7 @@ Status make_decode_launch(const DecodeParams& p, const DecodePlan& plan, DecodeL
                                               {"threads_per_cta", kThreadsPerCta, s.threads_per_cta}});
       !st.ok())
     return st;
-  const bool v2 = plan.kernel == DecodeKernel::v2;
+  const bool v2 = plan.kernel == KernelVariant::v2;
   if (Status st = detail::check_plan_grid(plan.ctas.size(), plan.grid_x, plan.grid_y, plan.grid_z); !st.ok())
     return st;
   if (p.num_seqs > 0) {

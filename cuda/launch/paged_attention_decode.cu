@@ -41,7 +41,7 @@ Status launch_reduce(const DecodeParams& params, const DecodeLaunch& launch, cud
   });
 }
 
-Status checked_launch(const DecodeParams& params, const DecodePlan& plan, DecodeKernel expected,
+Status checked_launch(const DecodeParams& params, const DecodePlan& plan, KernelVariant expected,
                       DecodeLaunch& launch) {
   if (plan.kernel != expected)
     return Status::failure("plan: made for paged attention " + to_string(plan.kernel) + ", called for " +
@@ -55,20 +55,20 @@ Status checked_launch(const DecodeParams& params, const DecodePlan& plan, Decode
 
 Status paged_attention_v1(const DecodeParams& params, const DecodePlan& plan, cudaStream_t stream) {
   DecodeLaunch launch;
-  if (Status s = detail::checked_launch(params, plan, DecodeKernel::v1, launch); !s.ok()) return s;
+  if (Status s = detail::checked_launch(params, plan, KernelVariant::v1, launch); !s.ok()) return s;
   return detail::launch_attention(params, launch, stream);
 }
 
 Status paged_attention_v2(const DecodeParams& params, const DecodePlan& plan, cudaStream_t stream) {
   DecodeLaunch launch;
-  if (Status s = detail::checked_launch(params, plan, DecodeKernel::v2, launch); !s.ok()) return s;
+  if (Status s = detail::checked_launch(params, plan, KernelVariant::v2, launch); !s.ok()) return s;
   if (Status s = detail::launch_attention(params, launch, stream); !s.ok()) return s;
   return detail::launch_reduce(params, launch, stream);
 }
 
 Status paged_attention_v2_reduce(const DecodeParams& params, const DecodePlan& plan, cudaStream_t stream) {
   DecodeLaunch launch;
-  if (Status s = detail::checked_launch(params, plan, DecodeKernel::v2, launch); !s.ok()) return s;
+  if (Status s = detail::checked_launch(params, plan, KernelVariant::v2, launch); !s.ok()) return s;
   return detail::launch_reduce(params, launch, stream);
 }
 

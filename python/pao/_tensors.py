@@ -13,14 +13,12 @@ import numpy as np
 
 from . import _pao
 
-# pao's dtype names by the framework dtype's name (torch.bfloat16 -> "bfloat16", np.float16 -> "float16").
-_PAO_DTYPES = {
-    "float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
-    "float8_e4m3fn": "fp8_e4m3", "float8_e5m2": "fp8_e5m2",
-    "int32": "i32", "int64": "i64", "uint8": "u8",
-}
-# Element sizes of the dtypes that cross as raw bits.
-_RAW_BITS = {"bf16": 2, "fp8_e4m3": 1, "fp8_e5m2": 1}
+# From the library's dtype table (pao/core/dtype.hpp): pao's dtype names by the framework dtype's
+# name (torch.bfloat16 -> "bfloat16", np.float16 -> "float16"; numpy, ml_dtypes and torch agree),
+# and the element sizes of the dtypes that cross as raw bits (numpy has no dtype of its own for them).
+_PAO_DTYPES = {d["array_name"]: d["name"] for d in _pao.dtypes}
+_ARRAY_NAMES = {d["name"]: d["array_name"] for d in _pao.dtypes}
+_RAW_BITS = {d["name"]: d["bytes"] for d in _pao.dtypes if not d["numpy_native"]}
 
 
 def is_torch(t: Any) -> bool:
@@ -31,8 +29,7 @@ def dtype_of(t: Any) -> str:
     """pao's name for the dtype of a torch tensor or numpy array ("bf16", "fp8_e4m3", ...)."""
     name = str(t.dtype).removeprefix("torch.")
     if name not in _PAO_DTYPES:
-        raise _pao.Error(f"dtype {t.dtype} is not one pao reads (f64, f32, f16, bf16, fp8 e4m3fn / e5m2, "
-                         f"int32, int64, uint8)")
+        raise _pao.Error(f"dtype {t.dtype} is not one pao reads ({', '.join(_PAO_DTYPES)})")
     return _PAO_DTYPES[name]
 
 
@@ -68,13 +65,11 @@ def from_raw(array: np.ndarray, dtype: str, like: str = "numpy") -> Any:
     if like == "torch":
         import torch
         t = torch.from_numpy(array)
-        views = {"bf16": torch.bfloat16, "fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
-        return t.view(views[dtype]) if dtype in views else t
+        return t.view(getattr(torch, _ARRAY_NAMES[dtype])) if dtype in _RAW_BITS else t
     if dtype in _RAW_BITS:
         try:
             import ml_dtypes
         except ImportError:
             return array
-        names = {"bf16": "bfloat16", "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
-        return array.view(getattr(ml_dtypes, names[dtype]))
+        return array.view(getattr(ml_dtypes, _ARRAY_NAMES[dtype]))
     return array

@@ -18,9 +18,10 @@ from typing import Any
 from . import _pao
 from ._tensors import buffer, dtype_of, is_torch
 
-Tensor = Any  # a torch CPU tensor or a numpy array
+# vLLM's tuning as the library writes it (pao/plan/kernel_tuning.hpp): the keyword defaults below.
+_TUNING = _pao.default_tuning
 
-_KV_CACHE_DTYPES = {"fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2"}
+Tensor = Any  # a torch CPU tensor or a numpy array
 
 
 def _scale_value(x: Any, name: str) -> float:
@@ -36,11 +37,10 @@ def _scale_value(x: Any, name: str) -> float:
 
 def _cache_dtype(kv_cache_dtype: str, cache: Tensor, name: str) -> str:
     """The pao dtype a cache's memory holds, by vLLM's kv_cache_dtype."""
-    if kv_cache_dtype == "auto":
+    want = _pao.parse_kv_cache_dtype(kv_cache_dtype)  # the library's names: auto, fp8, fp8_e4m3, ...
+    if want == "auto":
         return dtype_of(cache)
-    if kv_cache_dtype not in _KV_CACHE_DTYPES:
-        raise _pao.Error(f"kv_cache_dtype: '{kv_cache_dtype}' (expected auto, fp8, fp8_e4m3 or fp8_e5m2)")
-    want, have = _KV_CACHE_DTYPES[kv_cache_dtype], dtype_of(cache)
+    have = dtype_of(cache)
     if have not in ("u8", want):
         raise _pao.Error(f"{name}: dtype {cache.dtype} cannot hold kv_cache_dtype {kv_cache_dtype} "
                          f"(uint8 codes, or {want})")
@@ -92,7 +92,7 @@ def _decode(kernel: str, out: Tensor, partials: tuple[Tensor, Tensor, Tensor] | 
     exp_sums = max_logits = tmp_out = None
     if partials is not None:
         exp_sum, logits, tmp = partials
-        want = math.ceil(max_seq_len / partition_size) if max_seq_len > 0 else 1
+        want = _pao.max_num_partitions(max_seq_len, partition_size)
         num_seqs, num_heads, head_size = query.shape
         if len(tmp.shape) != 4 or tuple(tmp.shape) != (num_seqs, num_heads, tmp.shape[2], head_size):
             raise _pao.Error(f"tmp_out: shape {list(tmp.shape)}, expected [num_seqs {num_seqs}, num_heads "
@@ -122,8 +122,9 @@ def paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cach
                        alibi_slopes: Tensor | None, kv_cache_dtype: str, k_scale: Any, v_scale: Any,
                        tp_rank: int = 0, blocksparse_local_blocks: int = 0, blocksparse_vert_stride: int = 0,
                        blocksparse_block_size: int = 64, blocksparse_head_sliding_step: int = 0, *,
-                       precision: str = "kernel", warp_size: int = 32, threads_per_cta: int = 128,
-                       kv_layout: str = "vllm", sliding_window: int = 0, soft_cap: float = 0.0) -> None:
+                       precision: str = "kernel", warp_size: int = _TUNING["warp_size"],
+                       threads_per_cta: int = _TUNING["threads_per_cta"], kv_layout: str = "vllm",
+                       sliding_window: int = 0, soft_cap: float = 0.0) -> None:
     """vLLM's paged attention V1 into ``out``.
 
     out [num_seqs, num_heads, head_size] (query's dtype, written); query [num_seqs, num_heads, head_size]
@@ -137,7 +138,8 @@ def paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cach
     _decode("v1", out, None, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens,
             block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank,
             (blocksparse_local_blocks, blocksparse_vert_stride, blocksparse_block_size,
-             blocksparse_head_sliding_step), precision, warp_size, threads_per_cta, 512, kv_layout,
+             blocksparse_head_sliding_step), precision, warp_size, threads_per_cta, _TUNING["partition_size"],
+            kv_layout,
             sliding_window, soft_cap)
 
 
@@ -147,8 +149,9 @@ def paged_attention_v2(out: Tensor, exp_sum: Tensor, max_logits: Tensor, tmp_out
                        alibi_slopes: Tensor | None, kv_cache_dtype: str, k_scale: Any, v_scale: Any,
                        tp_rank: int = 0, blocksparse_local_blocks: int = 0, blocksparse_vert_stride: int = 0,
                        blocksparse_block_size: int = 64, blocksparse_head_sliding_step: int = 0, *,
-                       precision: str = "kernel", warp_size: int = 32, threads_per_cta: int = 128,
-                       partition_size: int = 512, kv_layout: str = "vllm", sliding_window: int = 0,
+                       precision: str = "kernel", warp_size: int = _TUNING["warp_size"],
+                       threads_per_cta: int = _TUNING["threads_per_cta"],
+                       partition_size: int = _TUNING["partition_size"], kv_layout: str = "vllm", sliding_window: int = 0,
                        soft_cap: float = 0.0) -> None:
     """vLLM's partitioned paged attention V2 (partials, then the reduce) into ``out`` and its partials.
 
@@ -198,8 +201,8 @@ def context_attention_fwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, kv_cache_d
                           sm_scale: float | None = None, skip_decode: bool = False, fp8_out_scale: Any = None,
                           sinks: Tensor | None = None, is_block_table_ptr: bool = False, *,
                           precision: str = "kernel", kv_layout: str = "vllm", new_kv_source: str = "input",
-                          soft_cap: float = 0.0, block_m: int = 128, block_n: int = 64,
-                          context_tile: int = 32) -> None:
+                          soft_cap: float = 0.0, block_m: int = _TUNING["block_m"],
+                          block_n: int = _TUNING["block_n"], context_tile: int = _TUNING["context_tile"]) -> None:
     """vLLM's prefix (chunked-prefill) attention, ``context_attention_fwd`` of prefix_prefill.py, into ``o``.
 
     q [num_tokens, num_heads, head_size]; k, v [num_tokens, num_kv_heads, head_size] (the new tokens);

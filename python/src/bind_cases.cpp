@@ -24,6 +24,7 @@
 #include "pao/io/safetensors.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::python {
 
@@ -91,23 +92,7 @@ NamedArrays case_outputs(const std::string& case_json, const std::string& precis
   const Precision p = precision == "kernel" ? Precision::kernel : Precision::exact;
   std::vector<std::pair<std::string, Tensor>> out;
   nb::gil_scoped_release release;
-  if (c.kernel == cases::CaseKernel::decode) {
-    const cases::DecodeCase dc = cases::make_decode_case(c);
-    DecodeOutputs v1 = paged_attention_v1(dc.args(), p, cases::kernel_config(c));
-    DecodeOutputs v2 = paged_attention_v2(dc.args(), p, cases::kernel_config(c));
-    out.emplace_back("v1.out", std::move(v1.out));
-    out.emplace_back("v2.out", std::move(v2.out));
-    out.emplace_back("v2.tmp_out", std::move(v2.tmp_out));
-    out.emplace_back("v2.max_logits", std::move(v2.max_logits));
-    out.emplace_back("v2.exp_sums", std::move(v2.exp_sums));
-  } else if (c.kernel == cases::CaseKernel::prefix) {
-    const cases::PrefixCase pc = cases::make_prefix_case(c);
-    out.emplace_back("prefix.out", std::move(prefix_attention(pc.args(), p, cases::kernel_config(c)).out));
-  } else {
-    cases::ReshapeCase rc = cases::make_reshape_case(c);
-    out.emplace_back("key_cache", std::move(rc.key_cache));
-    out.emplace_back("value_cache", std::move(rc.value_cache));
-  }
+  out = kinds::kind_of(c).run(c, p);
   nb::gil_scoped_acquire acquire;
   return to_python(std::move(out));
 }

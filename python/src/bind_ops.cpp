@@ -14,11 +14,14 @@
 
 #include "bindings.hpp"
 #include "buffer.hpp"
+#include "pao/cases/case.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
 #include "pao/kernels/reshape_and_cache.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/kernel_tuning.hpp"
+#include "pao/plan/partition.hpp"
 
 namespace pao::python {
 
@@ -73,15 +76,17 @@ void decode(const std::string& kernel, const Buffer& out, const OptBuffer& exp_s
   args.query = query.view();
   set_paged_kv(args, key_cache, value_cache, kv_layout, block_tables, seq_lens);
   args.max_seq_len = max_seq_len;
-  args.partition_size = partition_size;
   args.options = attention_options(alibi_slopes, scale, k_scale, v_scale, sliding_window, soft_cap);
-  const KernelConfig config{warp_size, threads_per_cta};
+  KernelTuning tuning;
+  tuning.partition_size = partition_size;
+  tuning.warp_size = warp_size;
+  tuning.threads_per_cta = threads_per_cta;
   const Precision p = parse_precision(precision);
   require(kernel == "v1" || kernel == "v2", "kernel: '", kernel, "' (expected v1 or v2)");
   DecodeOutputs o;
   {
     nb::gil_scoped_release release;
-    o = kernel == "v1" ? paged_attention_v1(args, p, config) : paged_attention_v2(args, p, config);
+    o = kernel == "v1" ? paged_attention_v1(args, p, tuning) : paged_attention_v2(args, p, tuning);
   }
   out.assign(o.out);
   if (kernel == "v2") {
@@ -108,14 +113,15 @@ void prefix(const Buffer& out, const Buffer& query, const Buffer& key, const Buf
   args.options = attention_options(alibi_slopes, scale, k_scale, v_scale, sliding_window, soft_cap);
   require(try_parse_new_kv_source(new_kv_source, args.new_kv_source), "new_kv_source: '", new_kv_source,
           "' (expected input or cache)");
-  args.block_m = block_m;
-  args.block_n = block_n;
-  args.context_tile = context_tile;
+  KernelTuning tuning;
+  tuning.block_m = block_m;
+  tuning.block_n = block_n;
+  tuning.context_tile = context_tile;
   const Precision p = parse_precision(precision);
   PrefixOutputs o;
   {
     nb::gil_scoped_release release;
-    o = prefix_attention(args, p);
+    o = prefix_attention(args, p, tuning);
   }
   out.assign(o.out);
 }
@@ -169,6 +175,42 @@ void bind_ops(nb::module_& m) {
   m.def("write_cache", &write_cache, nb::arg("key"), nb::arg("value"), nb::arg("key_cache"),
         nb::arg("value_cache"), nb::arg("slot_mapping"), nb::arg("kv_layout"), nb::arg("k_scale"),
         nb::arg("v_scale"), "reshape_and_cache: key / value into the caches, in place.");
+  // The plan's tuning, from the library (pao/plan/kernel_tuning.hpp, partition.hpp): vLLM's
+  // defaults and V2's partition count, which Python does not re-derive.
+  const KernelTuning vllm;
+  nb::dict tuning;
+  tuning["partition_size"] = vllm.partition_size;
+  tuning["threads_per_cta"] = vllm.threads_per_cta;
+  tuning["warp_size"] = vllm.warp_size;
+  tuning["block_m"] = vllm.block_m;
+  tuning["block_n"] = vllm.block_n;
+  tuning["context_tile"] = vllm.context_tile;
+  m.attr("default_tuning") = tuning;
+  m.def(
+      "max_num_partitions",
+      [](std::int32_t max_seq_len, std::int32_t partition_size) {
+        require(partition_size > 0, "partition_size = ", partition_size, ": must be positive");
+        return max_num_partitions(max_seq_len, partition_size);
+      },
+      nb::arg("max_seq_len"), nb::arg("partition_size"),
+      "V2's max_num_partitions: ceil(max_seq_len / partition_size), at least 1.");
+  // The dtype table (pao/core/dtype.hpp): what Python maps framework dtypes with.
+  nb::list dtypes;
+  for (const DTypeInfo& d : kDTypes) {
+    nb::dict row;
+    row["name"] = std::string(d.name);
+    row["array_name"] = std::string(d.array_name);
+    row["bytes"] = static_cast<int>(d.bytes);
+    row["numpy_native"] = d.numpy_native;
+    dtypes.append(row);
+  }
+  m.attr("dtypes") = dtypes;
+  m.def(
+      "parse_kv_cache_dtype",
+      [](const std::string& text) {
+        return std::string(cases::kv_cache_dtype_name(cases::parse_kv_cache_dtype(text)));
+      },
+      nb::arg("kv_cache_dtype"), "vLLM's kv_cache_dtype string as a pao dtype name, or \"auto\".");
 }
 
 }  // namespace pao::python

@@ -11,26 +11,16 @@ namespace nb = nanobind;
 
 namespace {
 
+/// The numpy dtype of a tensor's memory (pao/core/dtype.hpp): its own where numpy has it, else
+/// unsigned integers of its width (bf16, fp8 cross as raw bits).
 nb::dlpack::dtype raw_dtype(DType t) {
-  switch (t) {
-    case DType::f64:
-      return nb::dtype<double>();
-    case DType::f32:
-      return nb::dtype<float>();
-    case DType::f16:
-      return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
-    case DType::bf16:
-      return nb::dtype<std::uint16_t>();
-    case DType::fp8_e4m3:
-    case DType::fp8_e5m2:
-    case DType::u8:
-      return nb::dtype<std::uint8_t>();
-    case DType::i32:
-      return nb::dtype<std::int32_t>();
-    case DType::i64:
-      return nb::dtype<std::int64_t>();
-  }
-  fail("no numpy dtype for ", dtype_name(t));
+  const DTypeInfo& d = dtype_info(t);
+  using Code = nb::dlpack::dtype_code;
+  const Code code = !d.numpy_native ? Code::UInt
+                    : d.kind == 'f' ? Code::Float
+                    : d.kind == 'i' ? Code::Int
+                                    : Code::UInt;
+  return {static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(8 * d.bytes), 1};
 }
 
 }  // namespace

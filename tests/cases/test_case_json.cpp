@@ -45,7 +45,7 @@ TEST_CASE("a minimal case takes vLLM's defaults") {
   CHECK_FALSE(c.alibi);
   CHECK(c.soft_cap == 0.0);
   CHECK(c.sliding_window == 0);
-  CHECK(c.kv_cache_dtype == KVCacheDType::auto_dtype);
+  CHECK_FALSE(c.kv_cache_dtype.has_value());
   CHECK(c.cache_storage_dtype() == DType::f16);
   CHECK(c.max_seq_len == 17);
   CHECK(c.warp_size == 32);
@@ -96,6 +96,24 @@ TEST_CASE("max_seq_len alone draws vLLM's lengths from the seed") {
                             "t.json");
   CHECK(p.seq_lens[0] >= 30);
   CHECK(p.seq_lens[2] == 64);
+}
+
+TEST_CASE("one length for every sequence: num_seqs with a one-entry seq_lens") {
+  const Case a = parse_case(
+      R"({"num_seqs": 12, "num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [300]})", "t.json");
+  CHECK(a.seq_lens == std::vector<std::int32_t>(12, 300));
+  CHECK(a.max_seq_len == 300);
+  CHECK(a.id == "decode-h4x4-d64-b16-f16-auto-l12of300-s0");
+  // The same case written out in full has the same id and tensors' lengths.
+  CHECK(parse_case(case_to_json(a), "a.json").seq_lens == a.seq_lens);
+  const Case p = parse_case(R"({"kernel": "prefix", "num_seqs": 3, "num_heads": 4, "head_size": 64,
+      "dtype": "f16", "seq_lens": [600], "query_lens": [88]})",
+                            "t.json");
+  CHECK(p.query_lens == std::vector<std::int32_t>(3, 88));
+  CHECK(p.seq_lens == std::vector<std::int32_t>(3, 600));
+  // Several entries must match num_seqs, as before.
+  CHECK(parse_error(R"({"num_seqs": 3, "num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [1, 2]})")
+            .find("num_seqs") != std::string::npos);
 }
 
 TEST_CASE("case_to_json round-trips through parse_case") {
@@ -151,7 +169,7 @@ TEST_CASE("the fields beyond golden format 1: per-head scales, prefix grid and c
                  "field 'v_head_scales' [1] = -2: must be a positive finite f32 value"));
   CHECK(contains(parse_error(R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "k_head_scales": [1, 1],
       "seq_lens": [3]})"),
-                 "field 'k_head_scales' applies to fp8 caches only"));
+                 "field 'k_head_scales' applies to quantised caches only"));
   CHECK(contains(parse_error(R"({"kernel": "prefix", "num_heads": 2, "head_size": 64, "dtype": "f16",
       "seq_lens": [30], "query_lens": [20], "max_query_len": 10})"),
                  "field 'max_query_len' = 10 is less than query_lens[0] = 20"));
@@ -185,7 +203,7 @@ TEST_CASE("bad case JSON is an error naming the field") {
       {R"({"num_heads": 4, "head_size": 120, "dtype": "f16", "kv_cache_dtype": "fp8_e4m3", "seq_lens": [3]})",
        "not a multiple of x = 16"},
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "partition_size": 100})",
-       "'partition_size' = 100 is not a multiple of block_size = 16"},
+       "'partition_size' = 100 is not a positive multiple of block_size = 16"},
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "seed": -1})",
        "'seed' must be an integer in [0, 2^64)"},
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "k_scale": 0})", "'k_scale'"},
@@ -195,7 +213,7 @@ TEST_CASE("bad case JSON is an error naming the field") {
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "distribution": "gauss"})",
        "'distribution' = \"gauss\""},
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "query_lens": [1]})",
-       "'query_lens' applies to prefix cases only"},
+       "'query_lens' applies to prefix and reshape_and_cache cases only"},
       {R"({"kernel": "prefix", "num_heads": 4, "head_size": 64, "dtype": "f16", "query_lens": [1], "seq_lens": [3], "partition_size": 512})",
        "'partition_size' applies to decode cases only"},
       {R"({"kernel": "prefix", "num_heads": 4, "head_size": 64, "dtype": "f16", "query_lens": [5], "seq_lens": [3]})",
@@ -243,9 +261,9 @@ TEST_CASE("a block_size that does not divide the default partition names block_s
                                       "block_size": 48})",
                  "bs"),
       doctest::Contains("field 'block_size' = 48 does not divide the default partition_size"), Error);
-  CHECK_THROWS_WITH_AS(parse_case(R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [5],
+  CHECK_THROWS_WITH_AS(
+      parse_case(R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [5],
                                       "partition_size": 100})",
-                                  "ps"),
-                       doctest::Contains("field 'partition_size' = 100 is not a multiple of block_size = 16"),
-                       Error);
+                 "ps"),
+      doctest::Contains("field 'partition_size' = 100 is not a positive multiple of block_size = 16"), Error);
 }

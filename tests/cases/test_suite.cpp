@@ -56,7 +56,7 @@ TEST_CASE("suite grids: fixed fields, object-valued axes and exclusions") {
       "exclude": [{"kv_cache_dtype": ["fp8_e4m3"], "head_size": [80]}]}]})";
   const auto full = expand_suite_text(suite, "t.json", true);
   CHECK(full.size() == 2 * 2 * 2 - 2);
-  for (const auto& c : full) CHECK_FALSE((c.head_size == 80 && c.kv_cache_dtype != KVCacheDType::auto_dtype));
+  for (const auto& c : full) CHECK_FALSE((c.head_size == 80 && c.kv_cache_dtype.has_value()));
   CHECK(full.front().id == "decode-h4x4-d64-b16-f16-auto-n2-L40-s0");
   const auto pairwise = expand_suite_text(suite, "t.json", false);
   CHECK(pairwise.size() <= full.size());
@@ -142,8 +142,7 @@ TEST_CASE("every shipped suite expands, pairwise and full") {
     for (const auto& c : pairwise) CHECK(full_ids.count(c.id) == 1);
   }
   const auto vllm = expand_suite(find_suite("vllm", kCasesDir), true);
-  for (const auto& c : vllm)
-    CHECK_FALSE((c.kv_cache_dtype != KVCacheDType::auto_dtype && c.head_size % 16 != 0));
+  for (const auto& c : vllm) CHECK_FALSE((c.kv_cache_dtype.has_value() && c.head_size % 16 != 0));
   const auto lc = expand_suite(find_suite("long-context", kCasesDir), true);
   CHECK(lc.size() == 80);
   CHECK(std::any_of(lc.begin(), lc.end(), [](const cases::Case& c) { return c.max_seq_len == 131072; }));

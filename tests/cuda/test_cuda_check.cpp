@@ -1,7 +1,7 @@
 // CPU-only checks of the CUDA harness and benchmark (cuda/check, cuda/bench): the suites that
 // pao-cuda-check runs (data/cases smoke, edges and instances) are cases the oracle and the launchers
-// accept, and instances covers every decode and prefix instantiation; the tensor reports count and
-// locate mismatches; the benchmark's CSV is what `pao sim calibrate` reads.
+// accept, and instances covers every decode and prefix instantiation; the benchmark's CSV is what
+// `pao sim calibrate` reads. (The harness judges through lib/diff: tests/diff covers the rules.)
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,9 +10,9 @@
 #include <string>
 #include <tuple>
 
+#include "bench/bench_kernels.hpp"
 #include "bench/measurement_csv.hpp"
 #include "check/case_params.hpp"
-#include "check/tensor_report.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
@@ -35,7 +35,7 @@ std::vector<cases::Case> suite(const std::string& name, bool full = false) {
 
 /// The launch checks of a decode case on its host tensors, with a fake output address (the checks
 /// never dereference it).
-Status launch_status(const cases::DecodeCase& c, DecodeKernel kernel) {
+Status launch_status(const cases::DecodeCase& c, KernelVariant kernel) {
   static float storage[64];
   DecodeParams p = case_decode_params(c, c.args().options);
   p.out = p.tmp_out = storage;
@@ -88,16 +88,16 @@ TEST_CASE("pao-cuda-check's smoke and edges suites run on the oracle and pass th
         const cases::PrefixCase pc = cases::make_prefix_case(c);
         const Status s = launch_status(pc);
         CHECK_MESSAGE(s.ok(), s.message());
-        CHECK(all_finite(prefix_attention(pc.args(), Precision::kernel).out));
+        CHECK(all_finite(prefix_attention(pc.args(), Precision::kernel, pc.spec).out));
         continue;
       }
       ++decode;
       const cases::DecodeCase dc = cases::make_decode_case(c);
-      for (DecodeKernel k : {DecodeKernel::v1, DecodeKernel::v2}) {
+      for (KernelVariant k : {KernelVariant::v1, KernelVariant::v2}) {
         const Status s = launch_status(dc, k);
         CHECK_MESSAGE(s.ok(), s.message());
       }
-      const DecodeOutputs o = paged_attention_v2(dc.args(), Precision::kernel, cases::kernel_config(c));
+      const DecodeOutputs o = paged_attention_v2(dc.args(), Precision::kernel, c);
       CHECK(all_finite(o.out));
       CHECK(all_finite(o.tmp_out));
       CHECK(all_finite(o.exp_sums));
@@ -140,67 +140,12 @@ TEST_CASE("the instances suite, in full, instantiates every compiled kernel") {
       const Status s = launch_status(cases::make_prefix_case(cases[i]));
       CHECK_MESSAGE(s.ok(), s.message());
     } else {
-      for (DecodeKernel k : {DecodeKernel::v1, DecodeKernel::v2}) {
+      for (KernelVariant k : {KernelVariant::v1, KernelVariant::v2}) {
         const Status s = launch_status(cases::make_decode_case(cases[i]), k);
         CHECK_MESSAGE(s.ok(), s.message());
       }
     }
   }
-}
-
-TEST_CASE("tensor reports count every mismatch and locate the worst") {
-  Tensor expected(DType::f32, {2, 3});
-  Tensor actual(DType::f32, {2, 3});
-  for (std::int64_t i = 0; i < 6; ++i) {
-    expected.set({i / 3, i % 3}, static_cast<double>(i));
-    actual.set({i / 3, i % 3}, static_cast<double>(i));
-  }
-  CHECK(compare_bitwise("c", "v1.out", expected, actual).passed);
-
-  actual.set({0, 1}, 1.5);
-  actual.set({1, 2}, 7.0);
-  const TensorReport r = compare_bitwise("c", "v1.out", expected, actual);
-  CHECK(!r.passed);
-  CHECK(r.mismatches == 2);
-  CHECK(r.worst_index == 5);
-  CHECK(r.max_abs_error == 2.0);
-  CHECK(format(r, expected.shape()) ==
-        "FAIL c v1.out [2, 3] vs kernel: 2 of 6 elements differ; max |gpu - oracle| 2 at [1, 2] (flat 5): "
-        "gpu 7, "
-        "oracle 5");
-
-  // Any NaN equals any NaN (hardware conversions make canonical NaNs); -0 is not +0.
-  const double nan = std::numeric_limits<double>::quiet_NaN();
-  Tensor a(DType::f16, {2}), b(DType::f16, {2});
-  a.set({0}, nan);
-  b.set({0}, -nan);
-  a.set({1}, 0.0);
-  b.set({1}, -0.0);
-  const TensorReport z = compare_bitwise("c", "v2.out", a, b);
-  CHECK(z.mismatches == 1);
-  CHECK(z.worst_index == 1);
-  CHECK(z.max_abs_error == 0.0);
-
-  const TensorReport shape = compare_bitwise("c", "v2.out", a, expected);
-  CHECK(!shape.passed);
-  CHECK(!shape.note.empty());
-}
-
-TEST_CASE("the exact-precision check uses the derived bound") {
-  Tensor exact(DType::f64, {4}), kernel(DType::f16, {4}), gpu(DType::f16, {4});
-  for (std::int64_t i = 0; i < 4; ++i) {
-    exact.set({i}, 0.25 * static_cast<double>(i) + 1e-4);
-    kernel.set({i}, 0.25 * static_cast<double>(i));
-    gpu.set({i}, 0.25 * static_cast<double>(i));
-  }
-  TensorReport r = compare_to_exact("c", "v1.out", exact, kernel, gpu);
-  CHECK(r.passed);
-  CHECK(r.bound == doctest::Approx(2e-4 + (4 * 0x1p-11 + 1e-6) * (0.75 + 1e-4)));
-  gpu.set({2}, 0.5 + 0.25);
-  r = compare_to_exact("c", "v1.out", exact, kernel, gpu);
-  CHECK(!r.passed);
-  CHECK(r.mismatches == 1);
-  CHECK(r.worst_index == 2);
 }
 
 TEST_CASE("the benchmark's CSV is the measurement CSV of pao sim calibrate") {
@@ -221,26 +166,85 @@ TEST_CASE("the benchmark's CSV is the measurement CSV of pao sim calibrate") {
   prefix.prefix = true;
   prefix.query_len = 512;
   prefix.block_m = 128, prefix.block_n = 64;
+  bench::MeasurementRow loop = v2;  // vLLM's benchmark manner over a pool of 1000 blocks
+  loop.timing = "loop";
+  loop.pool_blocks = 1000;
+  loop.max_seq_len = 8192;
   const std::string csv = "# comment\n" + bench::measurement_csv_header() + "\n" +
                           bench::measurement_csv_row(v1) + "\n" + bench::measurement_csv_row(v2) + "\n" +
-                          bench::measurement_csv_row(fp8) + "\n" + bench::measurement_csv_row(prefix) + "\n";
+                          bench::measurement_csv_row(fp8) + "\n" + bench::measurement_csv_row(prefix) + "\n" +
+                          bench::measurement_csv_row(loop) + "\n";
   const auto rows = sim::parse_measurements(csv, "bench.csv");
-  REQUIRE(rows.size() == 4u);
-  CHECK(rows[0].kernel.kind == sim::KernelKind::v1);
+  REQUIRE(rows.size() == 5u);
+  CHECK(rows[4].timing == sim::Timing::loop);
+  CHECK(rows[4].pool_blocks == 1000);
+  CHECK(rows[4].workload.max_seq_len == 8192);
+  CHECK(rows[1].pool_blocks == 1024);  // gpu timing: the column left empty, the parser's default
+  CHECK(rows[0].kernel.kind == KernelVariant::v1);
   CHECK(rows[0].time_us == 123.5);
   CHECK(rows[0].workload.num_seqs == 8);
   CHECK(rows[0].workload.num_kv_heads == 8);
   CHECK(rows[0].workload.seq_lens == std::vector<std::int32_t>(8, 4096));
   CHECK(rows[0].workload.kv_cache_dtype == DType::f16);
   CHECK(rows[0].timing == sim::Timing::gpu);
-  CHECK(rows[1].kernel.kind == sim::KernelKind::v2);
+  CHECK(rows[1].kernel.kind == KernelVariant::v2);
   CHECK(rows[1].kernel.partition_size == 1024);
   CHECK(rows[0].group == rows[1].group);  // the same workload: a V1-vs-V2 decision
   CHECK(rows[2].workload.kv_cache_dtype == DType::fp8_e4m3);
   CHECK(rows[2].group != rows[1].group);
-  CHECK(rows[3].kernel.kind == sim::KernelKind::prefix);
+  CHECK(rows[3].kernel.kind == KernelVariant::prefix);
   CHECK(rows[3].kernel.block_m == 128);
   CHECK(rows[3].kernel.block_n == 64);
   CHECK(rows[3].workload.query_lens == std::vector<std::int32_t>(8, 512));
   CHECK(rows[0].workload.query_lens.empty());  // decode: one new token per sequence
+}
+
+TEST_CASE("the benchmark's --kernels apply to the cases whose kind runs them") {
+  const std::vector<BenchKernel> all = parse_bench_kernels("v1,v2:256,v2,prefix");
+  REQUIRE(all.size() == 4);
+  CHECK(all[0].variant == KernelVariant::v1);
+  CHECK(all[1].variant == KernelVariant::v2);
+  CHECK(all[1].partition_size == 256);
+  CHECK(all[2].partition_size == 0);
+  CHECK(all[3].variant == KernelVariant::prefix);
+  CHECK_THROWS_WITH_AS(parse_bench_kernels("v2:0"), doctest::Contains("positive integer"), Error);
+  CHECK_THROWS_WITH_AS(parse_bench_kernels("v3"), doctest::Contains("unknown kernel 'v3'"), Error);
+
+  const auto labels = [&](const cases::Case& c) {
+    std::string s;
+    for (const auto& k : kernels_of_case(all, c)) s += (s.empty() ? "" : ",") + k.label;
+    return s;
+  };
+  const cases::Case decode = cases::parse_case(
+      R"({"num_heads": 8, "num_kv_heads": 2, "head_size": 128, "dtype": "f16", "seq_lens": [1024, 1024],
+          "partition_size": 512})",
+      "decode");
+  const cases::Case prefix = cases::parse_case(
+      R"({"kernel": "prefix", "num_heads": 8, "num_kv_heads": 2, "head_size": 128, "dtype": "f16", "seq_lens": [600],
+          "query_lens": [88]})",
+      "prefix");
+  const cases::Case cache = cases::parse_case(
+      R"({"kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [40],
+          "query_lens": [8]})",
+      "cache");
+  CHECK(labels(decode) == "v1,v2:256,v2");
+  CHECK(labels(prefix) == "prefix");
+  CHECK(labels(cache).empty());
+  CHECK_THROWS_WITH_AS(require_bench_case(cache), doctest::Contains("no CUDA kernel"), Error);
+  require_bench_case(decode);
+  // V2 at its own partition size; v2 alone keeps the case's.
+  CHECK(case_for_kernel(decode, all[1]).partition_size == 256);
+  CHECK(case_for_kernel(decode, all[1]).id == decode.id);
+  CHECK(case_for_kernel(decode, all[2]).partition_size == 512);
+  // Bytes: the caches dominate; V2's partials and prefix's new tokens add to them.
+  const double kv_bytes = 2.0 * 2048 * 2 * 128 * 2;  // K and V of every token, f16
+  const double query_out = 2.0 * 16 * 128 * 2;       // 2 seqs x 8 heads, read once and written once
+  DecodePlan plan;
+  plan.kernel = KernelVariant::v1;
+  CHECK(decode_bytes_moved(decode, plan) == doctest::Approx(kv_bytes + query_out));
+  plan.kernel = KernelVariant::v2;
+  plan.max_num_partitions = 2;  // tmp_out (f16) and max_logits, exp_sums (f32), written and read
+  CHECK(decode_bytes_moved(decode, plan) ==
+        doctest::Approx(kv_bytes + query_out + 2.0 * 16 * 2 * (128 * 2 + 8)));
+  CHECK(bench_case_gib(decode) * 1024 * 1024 * 1024 > kv_bytes);
 }

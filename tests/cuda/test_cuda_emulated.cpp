@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "check/case_params.hpp"
-#include "check/tensor_report.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/data_dir.hpp"
 #include "pao/cuda/decode_launch.hpp"
@@ -28,7 +27,9 @@
 #include "pao/cuda/prefix_launch.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "support/compare.hpp"
 #include "support/decode_cases.hpp"
+#include "support/tuning.hpp"
 
 using namespace pao;
 using namespace pao::cuda;
@@ -71,7 +72,7 @@ struct EmulatedDecode {
 };
 
 /// V1 or V2 (+ reduce) of `p` (host pointers) through plan, launch checks, dispatcher and emulation.
-EmulatedDecode emulate_decode(DecodeKernel kernel, DecodeParams p, std::int32_t max_seq_len,
+EmulatedDecode emulate_decode(KernelVariant kernel, DecodeParams p, std::int32_t max_seq_len,
                               std::int32_t partition_size, const std::vector<std::int32_t>& seq_lens) {
   DecodePlan plan;
   const Status planned = plan_decode_launch(kernel, p, max_seq_len, partition_size, seq_lens, plan);
@@ -81,7 +82,7 @@ EmulatedDecode emulate_decode(DecodeKernel kernel, DecodeParams p, std::int32_t 
   GuardedBuffer out(static_cast<std::size_t>(S * H * D) * es),
       tmp(static_cast<std::size_t>(S * H * P * D) * es), max_logits(static_cast<std::size_t>(S * H * P) * 4),
       exp_sums(static_cast<std::size_t>(S * H * P) * 4);
-  const bool v2 = kernel == DecodeKernel::v2;
+  const bool v2 = kernel == KernelVariant::v2;
   p.out = out.data();
   if (v2) {
     p.tmp_out = tmp.data();
@@ -159,8 +160,8 @@ Tensor emulate_prefix(PrefixParams p, const cases::Case& s, const std::vector<st
 
 void expect_bitwise(const std::string& id, const std::string& name, const Tensor& oracle,
                     const Tensor& emulated) {
-  const check::TensorReport r = check::compare_bitwise(id, name, oracle, emulated);
-  CHECK_MESSAGE(r.passed, check::format(r, oracle.shape()));
+  CHECK_MESSAGE(test::bitwise_equal(oracle, emulated),
+                id << " " << name << ": " << test::first_bitwise_difference(oracle, emulated));
 }
 
 /// Emulates V1 and V2 of a decode case and compares every tensor with the oracle's kernel precision.
@@ -187,7 +188,7 @@ void check_decode_case(const cases::Case& cc, bool misalign = false) {
     p.key_cache = k;
     p.value_cache = v;
     DecodePlan plan;
-    REQUIRE(plan_decode_launch(DecodeKernel::v1, p, cc.max_seq_len, cc.partition_size,
+    REQUIRE(plan_decode_launch(KernelVariant::v1, p, cc.max_seq_len, cc.partition_size,
                                check::case_seq_lens(c.seq_lens), plan)
                 .ok());
     DecodeLaunch launch;
@@ -201,13 +202,15 @@ void check_decode_case(const cases::Case& cc, bool misalign = false) {
   }
   const auto lens = check::case_seq_lens(c.seq_lens);
 
-  const DecodeOutputs v1 = paged_attention_v1(args, Precision::kernel);
-  const EmulatedDecode e1 = emulate_decode(DecodeKernel::v1, p, cc.max_seq_len, cc.partition_size, lens);
+  // The CUDA kernels' GPU (warp 32, 128 threads: vLLM's tuning) with the case's partitions.
+  const KernelTuning cuda_tuning = test::partitioned(cc.partition_size);
+  const DecodeOutputs v1 = paged_attention_v1(args, Precision::kernel, cuda_tuning);
+  const EmulatedDecode e1 = emulate_decode(KernelVariant::v1, p, cc.max_seq_len, cc.partition_size, lens);
   expect_bitwise(cc.id, "v1.out", v1.out, e1.out);
   CHECK(e1.guards_intact);
 
-  const DecodeOutputs v2 = paged_attention_v2(args, Precision::kernel);
-  const EmulatedDecode e2 = emulate_decode(DecodeKernel::v2, p, cc.max_seq_len, cc.partition_size, lens);
+  const DecodeOutputs v2 = paged_attention_v2(args, Precision::kernel, cuda_tuning);
+  const EmulatedDecode e2 = emulate_decode(KernelVariant::v2, p, cc.max_seq_len, cc.partition_size, lens);
   expect_bitwise(cc.id, "v2.tmp_out", v2.tmp_out, e2.tmp_out);
   expect_bitwise(cc.id, "v2.max_logits", v2.max_logits, e2.max_logits);
   expect_bitwise(cc.id, "v2.exp_sums", v2.exp_sums, e2.exp_sums);
@@ -219,7 +222,7 @@ void check_prefix_case(const cases::Case& cc) {
   INFO(cases::case_to_json(cc));
   const cases::PrefixCase c = cases::make_prefix_case(cc);
   const PrefixArgs args = c.args();
-  const PrefixOutputs oracle = prefix_attention(args, Precision::kernel);
+  const PrefixOutputs oracle = prefix_attention(args, Precision::kernel, cc);
   bool guards = false;
   const Tensor out = emulate_prefix(check::case_prefix_params(c, args.options), cc,
                                     check::case_seq_lens(c.seq_lens), guards);
@@ -255,7 +258,7 @@ TEST_CASE("emulated CUDA decode: f32 over fp8 with a scale of 4e-4 rounds throug
   // The oracle's kernel precision follows vLLM's half2 path (fp8_dequant_through_half); so must
   // the CUDA kernel, bit for bit: K with vectors of 1 (block 8), 2 (16) and 4 (32), V always.
   for (const std::int32_t bs : {8, 16, 32})
-    for (const auto kv : {cases::KVCacheDType::fp8_e4m3, cases::KVCacheDType::fp8_e5m2}) {
+    for (const auto kv : {DType::fp8_e4m3, DType::fp8_e5m2}) {
       check_decode_case(pao::test::f32_over_fp8_case(bs, kv, {1, 37, 130}));
     }
 }

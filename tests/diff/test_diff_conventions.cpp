@@ -73,7 +73,7 @@ TEST_CASE(
   CHECK(back.find("value_cache")->shape() == kc.shape());
   // The vendor: pao's kernel on the tensors as read from the file (an HND-native kernel).
   const cases::DecodeCase dc = golden::decode_case_of(back);
-  const DecodeOutputs v2 = paged_attention_v2(dc.args(), Precision::kernel, cases::kernel_config(c));
+  const DecodeOutputs v2 = paged_attention_v2(dc.args(), Precision::kernel, c);
   const CaseReport r = diff_outputs(dir, w.path,
                                     {{"out", v2.out.view()},
                                      {"tmp_out", v2.tmp_out.view()},

@@ -164,7 +164,7 @@ TEST_CASE("the last block of a sequence dropped: sequence-tail at its last parti
   DecodeArgs args = dc.args();
   args.seq_lens = short_lens;
   args.max_seq_len = 230;
-  const DecodeOutputs vendor = paged_attention_v2(args, Precision::kernel, cases::kernel_config(f.c));
+  const DecodeOutputs vendor = paged_attention_v2(args, Precision::kernel, f.c);
   const CaseReport r = f.diff({{"v2.tmp_out", vendor.tmp_out},
                                {"v2.max_logits", vendor.max_logits},
                                {"v2.exp_sums", vendor.exp_sums},

@@ -11,6 +11,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/diff/report.hpp"
+#include "pao/golden/reader.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/npy.hpp"
 #include "pao/io/safetensors.hpp"
@@ -170,6 +171,44 @@ TEST_CASE("partials get a location with partition, tokens and blocks") {
   const std::string where = describe(t.worst_abs->location);
   CHECK(where.find("seq 1, head 0, partition 2 (tokens 32..39, logical block 2 -> physical ") == 0);
   CHECK(t.verdict.pattern == Pattern::single_block);
+}
+
+TEST_CASE("the bitwise rule: a port of the oracle's arithmetic, judged in memory") {
+  // What pao-cuda-check does with a GPU run: a golden made in memory, the outputs in memory.
+  auto g = golden::make_golden(small(3));
+  const Tensor v1 = Tensor::copy_of(g.find("v1.out")->view());
+  Tensor tmp = Tensor::copy_of(g.find("v2.tmp_out")->view());
+  const golden::TensorFile golden_file = golden::TensorFile::in_memory("g", g.metadata, std::move(g.tensors));
+  const auto actual = [&] {
+    std::vector<std::pair<std::string, Tensor>> outputs;
+    outputs.emplace_back("v1.out", Tensor::copy_of(v1.view()));
+    outputs.emplace_back("tmp_out", Tensor::copy_of(tmp.view()));
+    return golden::TensorFile::in_memory("a", {}, std::move(outputs));
+  };
+  const DiffOptions bitwise = with_policy(parse_policy_override("*:rule=bitwise"));
+  const CaseReport same = diff_case(golden_file, actual(), bitwise);
+  REQUIRE(same.tensors.size() == 2);
+  for (const auto& t : same.tensors) {
+    CHECK(t.passed);
+    CHECK(t.policy.rule == Rule::bitwise);
+    CHECK(t.compared > 0);
+  }
+  CHECK(same.tensors[0].reference == "v1.out of the golden");
+  // One element one f16 ulp off: the default rule allows it, the bitwise rule names it.
+  std::uint16_t* bits = tmp.data<std::uint16_t>();
+  const std::int64_t flat = ((1 * 2 + 1) * 3 + 1) * 32 + 7;  // [1, 1, 1, 7]: seq 1 has 3 partitions
+  bits[flat] = static_cast<std::uint16_t>(bits[flat] + 1);
+  const CaseReport flipped = diff_case(golden_file, actual(), bitwise);
+  const TensorReport& t = flipped.tensors.at(1);
+  CHECK(t.name == "v2.tmp_out");
+  CHECK_FALSE(t.passed);
+  CHECK(t.mismatched == 1);
+  REQUIRE(t.worst_abs);
+  CHECK(t.worst_abs->location.index == Shape{1, 1, 1, 7});
+  CHECK(render_tensor_text(t).find("bitwise: 1 of ") != std::string::npos);
+  CHECK(diff_case(golden_file, actual(), {}).passed());
+  CHECK_THROWS_WITH_AS(parse_policy_override("out:rule=bitwize"),
+                       doctest::Contains("expected flash, elementwise, nmse or bitwise"), Error);
 }
 
 TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its tensor") {

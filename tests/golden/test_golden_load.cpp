@@ -57,7 +57,7 @@ TEST_CASE("load_decode_case: the golden's arguments, its v1.out and v2.out again
       CHECK(args.options.alibi_slopes.empty() == !spec.alibi);
       if (spec.alibi) CHECK(args.options.alibi_slopes.numel() == spec.num_heads);
 
-      const KernelConfig config = cases::kernel_config(c.spec);
+      const KernelTuning& config = c.spec;
       CHECK(test::bitwise_equal(paged_attention_v1(args, Precision::kernel, config).out,
                                 *golden.find("v1.out")));
       CHECK(test::bitwise_equal(paged_attention_v2(args, Precision::kernel, config).out,
@@ -71,7 +71,7 @@ TEST_CASE("load_decode_case: a dropped fp8 scale would show") {
   const cases::Case spec = cases::parse_case(kDecodeFp8, "load");
   const GoldenTensors golden = make_golden(spec);
   const cases::DecodeCase c = load_decode_case(written(golden, dir.path(), GoldenFormat::safetensors));
-  const KernelConfig config = cases::kernel_config(c.spec);
+  const KernelTuning& config = c.spec;
   for (const bool drop_k : {true, false}) {
     CAPTURE(drop_k);
     DecodeArgs args = c.args();
@@ -91,7 +91,7 @@ TEST_CASE("load_prefix_case: the golden's arguments, its prefix.out again bit fo
     const PrefixArgs args = c.args();
     CHECK(args.options.k_scale == 0.5f);
     CHECK(args.options.v_scale == 0.25f);
-    CHECK(test::bitwise_equal(prefix_attention(args, Precision::kernel, cases::kernel_config(c.spec)).out,
+    CHECK(test::bitwise_equal(prefix_attention(args, Precision::kernel, c.spec).out,
                               *golden.find("prefix.out")));
   }
 }

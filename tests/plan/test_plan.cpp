@@ -26,7 +26,7 @@ DecodeShape shape(std::int32_t seqs, std::int32_t max_seq_len) {
 
 TEST_CASE("V1 has one CTA per (head, seq) in grid order") {
   const std::vector<std::int32_t> lens{5, 0, 700};
-  const DecodePlan p = plan_decode(DecodeKernel::v1, shape(3, 700), lens);
+  const DecodePlan p = plan_decode(KernelVariant::v1, shape(3, 700), lens);
   CHECK(p.grid_x == 4);
   CHECK(p.grid_y == 3);
   CHECK(p.grid_z == 1);
@@ -42,7 +42,7 @@ TEST_CASE("V1 has one CTA per (head, seq) in grid order") {
 
 TEST_CASE("V2 partitions cover each sequence; those past its end are empty") {
   const std::vector<std::int32_t> lens{1, 512, 513, 0};
-  const DecodePlan p = plan_decode(DecodeKernel::v2, shape(4, 1500), lens);
+  const DecodePlan p = plan_decode(KernelVariant::v2, shape(4, 1500), lens);
   CHECK(p.max_num_partitions == 3);
   REQUIRE(p.ctas.size() == 4u * 4 * 3);
   std::vector<std::int32_t> covered(4, 0);
@@ -69,15 +69,15 @@ TEST_CASE("plan rejects inconsistent shapes with the rule in the message") {
   const std::vector<std::int32_t> lens{100};
   DecodeShape s = shape(1, 100);
   s.num_kv_heads = 3;
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v1, s, lens),
+  CHECK_THROWS_WITH_AS(plan_decode(KernelVariant::v1, s, lens),
                        doctest::Contains("not a multiple of num_kv_heads"), Error);
   s = shape(1, 100);
   s.partition_size = 500;
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v2, s, lens), doctest::Contains("multiple of block_size"),
+  CHECK_THROWS_WITH_AS(plan_decode(KernelVariant::v2, s, lens), doctest::Contains("multiple of block_size"),
                        Error);
   s = shape(1, 50);
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v2, s, lens), doctest::Contains("exceeds max_seq_len"),
+  CHECK_THROWS_WITH_AS(plan_decode(KernelVariant::v2, s, lens), doctest::Contains("exceeds max_seq_len"),
                        Error);
   s = shape(2, 100);
-  CHECK_THROWS_WITH_AS(plan_decode(DecodeKernel::v1, s, lens), doctest::Contains("num_seqs = 2"), Error);
+  CHECK_THROWS_WITH_AS(plan_decode(KernelVariant::v1, s, lens), doctest::Contains("num_seqs = 2"), Error);
 }

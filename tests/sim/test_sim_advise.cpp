@@ -7,6 +7,7 @@
 #include "pao/sim/studies/advise.hpp"
 
 using namespace pao::sim;
+using pao::KernelVariant;
 
 TEST_CASE("sim advise: vLLM's use_v1 rule") {
   CHECK(vllm_use_v1(1, 32, 512));        // one partition
@@ -38,11 +39,11 @@ TEST_CASE("sim advise: FlashAttention's num_splits heuristic") {
   w.num_kv_heads = 8;
   w.seq_lens = {8192};
   const KernelConfig k = fa_choice(w, h200, KernelConfig{});
-  CHECK(k.kind == KernelKind::v2);
+  CHECK(k.kind == KernelVariant::v2);
   const int splits = fa_num_splits(8, 2 * 132, 64);
   CHECK(k.partition_size == ((64 + splits - 1) / splits) * 128);
   w.num_seqs = 64;
-  CHECK(fa_choice(w, h200, KernelConfig{}).kind == KernelKind::v1);
+  CHECK(fa_choice(w, h200, KernelConfig{}).kind == KernelVariant::v1);
 }
 
 TEST_CASE("sim advise: a small grid; the best is never beaten by a rule") {
@@ -60,7 +61,7 @@ TEST_CASE("sim advise: a small grid; the best is never beaten by a rule") {
     CHECK(c.best_time() <= c.times[c.vllm]);
     CHECK(c.best_time() <=
           c.fa_time * (1 + 1e-9) +
-              (c.fa.kind == KernelKind::v2 && c.fa.partition_size != 512 && c.fa.partition_size != 1024
+              (c.fa.kind == KernelVariant::v2 && c.fa.partition_size != 512 && c.fa.partition_size != 1024
                    ? 1e300
                    : 0));
   }

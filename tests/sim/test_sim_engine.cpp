@@ -16,6 +16,7 @@
 #include "support/sim_grids.hpp"
 
 using namespace pao::sim;
+using pao::KernelVariant;
 
 namespace {
 
@@ -42,7 +43,7 @@ Workload workload(const Case& c) {
   w.block_size = 16;
   w.seq_lens = c.seq_lens;
   w.dtype = pao::DType::f16;
-  w.kv_cache_dtype = pao::cases::cache_storage_dtype(pao::cases::parse_kv_cache_dtype(c.kv_dtype), w.dtype);
+  w.kv_cache_dtype = pao::cases::parse_kv_cache_dtype(c.kv_dtype).value_or(w.dtype);
   return w;
 }
 
@@ -99,7 +100,7 @@ TEST_CASE("sim engine: byte conservation — simulated bytes equal the plan's by
     for (const auto& cta : plan.ctas) {
       if (cta.empty()) continue;
       const double blocks = cta.blocks(16).size();
-      const double other = 128 * 2 + blocks * 4 + 128 * 2 + (k.kind == KernelKind::v2 ? 8 : 0);
+      const double other = 128 * 2 + blocks * 4 + 128 * 2 + (k.kind == KernelVariant::v2 ? 8 : 0);
       kv_in_plan += decode_cta_dram_bytes(w, plan, cta) - other;
     }
     CHECK(kv_in_plan == doctest::Approx(kv).epsilon(1e-12));

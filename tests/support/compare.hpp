@@ -1,14 +1,17 @@
-// Small comparison helpers for tests: bitwise tensor equality and the FlashAttention-style
-// derived bound on the kernel precision's error.
+// Small comparison helpers for tests: bitwise tensor equality and the largest differences
+// (the unit roundoff of a dtype is pao::unit_roundoff, numerics/ulp.hpp).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "pao/core/tensor.hpp"
+#include "pao/numerics/ulp.hpp"
 
 namespace pao::test {
 
@@ -17,16 +20,23 @@ inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
          std::memcmp(a.bytes(), b.bytes(), a.nbytes()) == 0;
 }
 
-/// Unit roundoff of an activation dtype.
-inline double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::f16:
-      return 0x1p-11;
-    case DType::bf16:
-      return 0x1p-8;
-    default:
-      return 0x1p-24;
+/// Where two tensors first differ, for a failure message: "[2, 5, 17]: 0.1235 vs 0.1232", or
+/// their shapes or dtypes; "" when they are bit for bit equal.
+inline std::string first_bitwise_difference(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape())
+    return std::string(dtype_name(a.dtype())) + " " + shape_to_string(a.shape()) + " vs " +
+           std::string(dtype_name(b.dtype())) + " " + shape_to_string(b.shape());
+  const std::size_t size = dtype_size(a.dtype());
+  const std::vector<double> va = a.to_f64(), vb = b.to_f64();
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    if (std::memcmp(a.bytes() + at * size, b.bytes() + at * size, size) == 0) continue;
+    std::ostringstream os;
+    os.precision(9);
+    os << shape_to_string(index_of_flat(a.shape(), i)) << ": " << va[at] << " vs " << vb[at];
+    return os.str();
   }
+  return "";
 }
 
 /// max |a - b| over all elements; +inf when the sizes differ or an element is NaN in one of

@@ -15,10 +15,8 @@ namespace pao::test {
 inline std::string describe(const cases::Case& c) { return cases::case_to_json(c); }
 
 /// The case's KV cache for a loop over storage dtypes: an fp8 flavour, or the activation dtype.
-inline cases::KVCacheDType kv_cache_of(DType storage) {
-  if (storage == DType::fp8_e4m3) return cases::KVCacheDType::fp8_e4m3;
-  if (storage == DType::fp8_e5m2) return cases::KVCacheDType::fp8_e5m2;
-  return cases::KVCacheDType::auto_dtype;
+inline std::optional<DType> kv_cache_of(DType storage) {
+  return dtype_info(storage).cache_format ? std::optional<DType>(storage) : std::nullopt;
 }
 
 inline std::vector<cases::Case> vllm_grid_cases() {
@@ -37,7 +35,7 @@ inline std::vector<cases::Case> vllm_grid_cases() {
       s.block_size = block_sizes[(i + i / 3) % 3];  // each head size takes all three, one per dtype
       s.dtype = dt;
       if (i % 4 == 3 && hs % 16 == 0) {
-        s.kv_cache_dtype = (i / 4) % 2 ? cases::KVCacheDType::fp8_e5m2 : cases::KVCacheDType::fp8_e4m3;
+        s.kv_cache_dtype = (i / 4) % 2 ? DType::fp8_e5m2 : DType::fp8_e4m3;
         s.k_scale = 0.5f;
         s.v_scale = 0.25f;
       }
@@ -97,13 +95,13 @@ inline std::vector<cases::Case> feature_cases() {
     s.dtype = DType::f32;
   });
   add([](cases::Case& s) {
-    s.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
+    s.kv_cache_dtype = DType::fp8_e4m3;
     s.k_scale = 0.03125f;
     s.v_scale = 2.0f;
     s.distribution = cases::ValueDistribution::large_logits;
   });
   add([](cases::Case& s) {
-    s.kv_cache_dtype = cases::KVCacheDType::fp8_e5m2;
+    s.kv_cache_dtype = DType::fp8_e5m2;
     s.dtype = DType::bf16;
     s.k_scale = 0.7f;
     s.v_scale = 1.3f;
@@ -134,7 +132,7 @@ inline std::vector<cases::Case> all_decode_cases() {
 
 /// f32 queries over an fp8 cache with a scale of 4e-4 (not a power of two): where vLLM's half2
 /// dequantisation path shows (fp8_dequant_through_half). 4 heads on 2, head_size 64.
-inline cases::Case f32_over_fp8_case(std::int32_t block_size, cases::KVCacheDType kv,
+inline cases::Case f32_over_fp8_case(std::int32_t block_size, std::optional<DType> kv,
                                      std::vector<std::int32_t> seq_lens) {
   cases::Case c;
   c.num_seqs = static_cast<std::int32_t>(seq_lens.size());

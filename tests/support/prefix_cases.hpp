@@ -56,7 +56,7 @@ inline std::vector<cases::Case> prefix_grid_cases() {
     s.context_tile = tiles[i % 4][2];
     s.kv_layout = i % 2 ? KVLayout::nhd : KVLayout::vllm;
     if (i % 4 == 1 || i % 4 == 2) {
-      s.kv_cache_dtype = i % 4 == 1 ? cases::KVCacheDType::fp8_e4m3 : cases::KVCacheDType::fp8_e5m2;
+      s.kv_cache_dtype = i % 4 == 1 ? DType::fp8_e4m3 : DType::fp8_e5m2;
       s.k_scale = 0.5f;
       s.v_scale = 0.25f;
     }
@@ -104,13 +104,13 @@ inline std::vector<cases::Case> prefix_feature_cases() {
     s.dtype = DType::f32;
   });
   add([](cases::Case& s) {
-    s.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
+    s.kv_cache_dtype = DType::fp8_e4m3;
     s.k_scale = 0.03125f;
     s.v_scale = 2.0f;
     s.distribution = cases::ValueDistribution::large_logits;
   });
   add([](cases::Case& s) {
-    s.kv_cache_dtype = cases::KVCacheDType::fp8_e5m2;
+    s.kv_cache_dtype = DType::fp8_e5m2;
     s.dtype = DType::bf16;
     s.k_scale = 0.7f;
     s.v_scale = 1.3f;

@@ -2,8 +2,10 @@
 #include "bench_cases.hpp"
 
 #include "pao/cases/case_tensors.hpp"
+#include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::bench {
 
@@ -21,29 +23,27 @@ BenchCase make_bench_case(const cases::Case& c) {
   double tokens = 0, keys = 0;
   for (std::size_t s = 0; s < c.seq_lens.size(); ++s) {
     tokens += c.seq_lens[s];
-    if (c.kernel == cases::CaseKernel::decode) {
-      keys += c.seq_lens[s];
-    } else {  // new token i (0-based in its chunk) attends to context + i + 1 keys
-      const double q = c.query_lens[s], ctx = c.context_len(s);
-      keys += q * ctx + q * (q + 1) / 2;
-    }
+    // New token i (0-based in its chunk) attends to context + i + 1 keys (decode: one new token).
+    const double ctx = c.context_len(s), q = c.seq_lens[s] - ctx;
+    keys += q * ctx + q * (q + 1) / 2;
   }
   b.kv_bytes = tokens * kv_row;
   b.flops = keys * per_key;
-  if (c.kernel == cases::CaseKernel::decode) {
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  require(kind.runs_as(KernelVariant::v2) || kind.runs_as(KernelVariant::prefix), "pao-bench: case ", c.id,
+          " is a ", kind.name(), " case: pao-bench times the oracle's attention kernels");
+  if (kind.runs_as(KernelVariant::v2)) {
     // Per query head, token and dim, vLLM's f16 P·V takes v_vec_size = 8 products and 6 sums of
     // the even / odd halves per 8 tokens, each rounded to f16 (docs/numerics.md).
-    if (c.dtype == DType::f16 && c.kv_cache_dtype == cases::KVCacheDType::auto_dtype)
+    if (c.dtype == DType::f16 && !c.kv_cache_dtype)
       b.kernel_f16_roundings = tokens * c.num_heads * c.head_size * (8.0 + 6.0) / 8.0;
     auto t = std::make_shared<cases::DecodeCase>(cases::make_decode_case(c));
     b.inputs = t;
-    b.run = [t](bool exact) {
-      paged_attention_v2(t->args(), precision(exact), cases::kernel_config(t->spec));
-    };
+    b.run = [t](bool exact) { paged_attention_v2(t->args(), precision(exact), t->spec); };
   } else {
     auto t = std::make_shared<cases::PrefixCase>(cases::make_prefix_case(c));
     b.inputs = t;
-    b.run = [t](bool exact) { prefix_attention(t->args(), precision(exact), cases::kernel_config(t->spec)); };
+    b.run = [t](bool exact) { prefix_attention(t->args(), precision(exact), t->spec); };
   }
   return b;
 }

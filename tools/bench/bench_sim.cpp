@@ -1,7 +1,7 @@
 // pao-sim-bench: the simulator's speed. Prints CTA events per second on one core for a few
 // representative launches (events = dispatches, starts of streaming, completions; each CTA makes
-// up to three), and the wall time of a 10,000-configuration sweep on 2 cores. Ratios and rates,
-// never pass/fail.
+// up to three), one of them timed with its launch building as `pao sim run` does it, and the wall
+// time of a 10,000-configuration sweep on 2 cores. Ratios and rates, never pass/fail.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,24 +25,29 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 struct EngineCase {
   const char* device;
   const char* kernel;
-  std::int32_t num_seqs, num_heads, seq_len;
+  std::int32_t num_seqs, num_heads, num_kv_heads, seq_len;
   const char* what;
+  bool with_build = false;  // the time includes build_launches() (plan and per-CTA work)
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  std::printf("pao-sim-bench%s\n\n1. engine speed, one core (launch building excluded)\n",
+  std::printf("pao-sim-bench%s\n\n1. engine speed, one core (launch building excluded unless incl. build)\n",
               quick ? " (quick)" : "");
   std::printf("%-10s %-8s %-34s %9s %10s %8s %12s %12s\n", "device", "kernel", "workload", "CTAs", "events",
               "sec", "events/s", "CTAs/s");
   const std::vector<EngineCase> cases = {
-      {"bi-v100", "v2:512", 64, 32, 32768, "bandwidth-bound, 32 CTAs/SM"},
-      {"bi-v100", "v1", 256, 32, 2048, "latency-bound, smem-limited"},
-      {"bi-v100", "fallback", 16, 32, 8192, "thousands of small launches"},
-      {"a100-40gb", "v2:512", 64, 32, 32768, "108 SMs"},
-      {"h200", "v2:256", 64, 32, 32768, "132 SMs"},
+      {"bi-v100", "v2:512", 64, 32, 32, 32768, "bandwidth-bound, 32 CTAs/SM"},
+      {"bi-v100", "v1", 256, 32, 32, 2048, "latency-bound, smem-limited"},
+      {"bi-v100", "fallback", 16, 32, 32, 8192, "thousands of small launches"},
+      {"a100-40gb", "v2:512", 64, 32, 32, 32768, "108 SMs"},
+      {"h200", "v2:256", 64, 32, 32, 32768, "132 SMs"},
+      // 4.2 M issue-bound CTAs (GQA: a CTA's rate depends on its SM's other CTAs), built and run
+      // as by `pao sim run --kernel v2 --partition-size 512 --num-seqs 256 --num-heads 64
+      // --num-kv-heads 8 --seq-len 131072` (head size 128, blocks of 16, f16).
+      {"bi-v100", "v2:512", 256, 64, 8, 131072, "incl. build", true},
   };
   double log_sum = 0;
   for (const auto& c : cases) {
@@ -50,16 +55,23 @@ int main(int argc, char** argv) {
     Workload w;
     w.num_seqs = quick ? std::max(1, c.num_seqs / 8) : c.num_seqs;
     w.num_heads = c.num_heads;
-    w.num_kv_heads = c.num_heads;
+    w.num_kv_heads = c.num_kv_heads;
     w.seq_lens.assign(static_cast<std::size_t>(w.num_seqs), c.seq_len);
-    const auto launches = build_launches(d, w, parse_kernel_spec(c.kernel, {}));
+    const KernelConfig kernel = parse_kernel_spec(c.kernel, {});
+    auto t0 = std::chrono::steady_clock::now();
+    const auto launches = build_launches(d, w, kernel);
+    if (!c.with_build) t0 = std::chrono::steady_clock::now();
     std::int64_t ctas = 0;
     for (const auto& l : launches) ctas += static_cast<std::int64_t>(l.ctas.size());
-    const auto t0 = std::chrono::steady_clock::now();
     const SimResult r = simulate(d, launches);
     const double s = seconds_since(t0);
     char wl[64];
-    std::snprintf(wl, sizeof wl, "%dx%d len %d (%s)", w.num_seqs, w.num_heads, c.seq_len, c.what);
+    if (c.num_kv_heads == c.num_heads) {
+      std::snprintf(wl, sizeof wl, "%dx%d len %d (%s)", w.num_seqs, w.num_heads, c.seq_len, c.what);
+    } else {
+      std::snprintf(wl, sizeof wl, "%dx%d/%d len %d (%s)", w.num_seqs, w.num_heads, c.num_kv_heads, c.seq_len,
+                    c.what);
+    }
     std::printf("%-10s %-8s %-34.34s %9lld %10lld %8.3f %12.3g %12.3g\n", c.device, c.kernel, wl,
                 static_cast<long long>(ctas), static_cast<long long>(r.events), s, r.events / s, ctas / s);
     log_sum += std::log(r.events / s);

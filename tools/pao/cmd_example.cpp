@@ -32,10 +32,10 @@ int run_example(int argc, char** argv) {
       "kernel precision, and prints the largest difference of each output from the exact V1.\n\n"
       "example:  pao example --partition-size 1024 --dtype bf16",
       "pao example"};
-  std::int32_t partition_size = 512;
+  std::int32_t partition_size = KernelTuning{}.partition_size;
   std::string dtype = "f16", cache = "auto";
   std::uint64_t seed = 0;
-  app.add_option("--partition-size", partition_size, "V2 partition size (a multiple of 16)")
+  app.add_option("--partition-size", partition_size, "V2 partition size (a multiple of the block size, 16)")
       ->capture_default_str();
   app.add_option("--dtype", dtype, "query/out dtype: f32, f16, bf16")->capture_default_str();
   app.add_option("--kv-cache-dtype", cache, "auto (= dtype), fp8_e4m3 or fp8_e5m2")->capture_default_str();
@@ -48,10 +48,11 @@ int run_example(int argc, char** argv) {
           "fp8_e5m2)");
   const DType activation = parse_dtype(dtype, "--dtype");
   cases::parse_kv_cache_dtype(cache, "--kv-cache-dtype");
-  require(partition_size > 0 && partition_size % 16 == 0, "--partition-size ", partition_size,
-          ": must be a positive multiple of the block size, 16");
-
   cases::Case spec;
+  spec.partition_size = partition_size;
+  if (const auto v = check_tuning(spec, TuningUse::decode_v2, spec.block_size))
+    fail("--", std::string(v->field) == "partition_size" ? "partition-size" : v->field, " ", v->rule);
+
   spec.num_seqs = 4;
   spec.num_heads = 32;
   spec.num_kv_heads = 8;
@@ -60,7 +61,6 @@ int run_example(int argc, char** argv) {
   spec.seq_lens = {1, 1000, 2049, 4096};
   spec.dtype = activation;
   spec.kv_cache_dtype = cases::parse_kv_cache_dtype(cache, "--kv-cache-dtype");
-  spec.partition_size = partition_size;
   spec.seed = seed;
   const cases::DecodeCase c = cases::make_decode_case(spec);
 
@@ -75,7 +75,7 @@ int run_example(int argc, char** argv) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return std::make_pair(std::move(o), ms);
   };
-  auto [truth, t_truth] = timed([&] { return paged_attention_v1(c.args(), Precision::exact); });
+  auto [truth, t_truth] = timed([&] { return paged_attention_v1(c.args(), Precision::exact, spec); });
   const auto ref = truth.out_f64.to_f64();
   std::printf("\n%-22s %10s %16s\n", "kernel / precision", "time ms", "max|out - exact|");
   std::printf("%-22s %10.1f %16.3e   (the truth, before rounding: 0)\n", "v1 exact (rounded)", t_truth,
@@ -83,8 +83,9 @@ int run_example(int argc, char** argv) {
   for (auto prec : {Precision::exact, Precision::kernel}) {
     for (bool v2 : {false, true}) {
       if (!v2 && prec == Precision::exact) continue;
-      auto [o, ms] =
-          timed([&] { return v2 ? paged_attention_v2(c.args(), prec) : paged_attention_v1(c.args(), prec); });
+      auto [o, ms] = timed([&] {
+        return v2 ? paged_attention_v2(c.args(), prec, spec) : paged_attention_v1(c.args(), prec, spec);
+      });
       char name[64];
       std::snprintf(name, sizeof name, "%s %s", v2 ? "v2" : "v1",
                     prec == Precision::exact ? "exact" : "kernel");

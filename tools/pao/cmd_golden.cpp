@@ -14,6 +14,7 @@
 #include "pao/core/error.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/atomic_file.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::cli {
 
@@ -119,7 +120,7 @@ int run_golden(int argc, char** argv) {
     for (const auto& f : case_files) cases.push_back(cases::load_case_file(f));
   }
   for (auto& c : cases) {
-    if (partition_size > 0 && c.kernel == cases::CaseKernel::decode && c.partition_size != partition_size)
+    if (partition_size > 0 && kinds::kind_of(c).traits().partitioned && c.partition_size != partition_size)
       c = cases::override_field(c, "partition_size", std::to_string(partition_size),
                                 "p" + std::to_string(partition_size));
     if (vllm_faithful && !c.vllm_faithful && !cases::vllm_incompatibilities(c).empty())

@@ -13,6 +13,7 @@
 #include "pao/golden/folder.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/io/safetensors.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::cli {
 
@@ -20,23 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The oracle's own kernel-precision outputs under vLLM's names: a correct vendor.
+/// The oracle's own outputs of the kind's vendor kernel under a vendor's names (V2's out and
+/// partials, prefix.out, the written caches): a correct vendor.
 std::vector<std::pair<std::string, Tensor>> oracle_vendor(const golden::GoldenTensors& g) {
+  const kinds::KernelKind& kind = kinds::kind_of(g.golden_case);
   std::vector<std::pair<std::string, Tensor>> r;
-  const bool decode = g.golden_case.kernel == cases::CaseKernel::decode;
-  if (g.golden_case.kernel == cases::CaseKernel::reshape_and_cache) {  // a correct write: the golden's caches
-    for (const char* n : {"key_cache", "value_cache"}) r.emplace_back(n, Tensor::copy_of(g.find(n)->view()));
-    return r;
-  }
-  for (const auto& [from, to] :
-       decode ? std::vector<std::pair<const char*, const char*>>{{"v2.out", "out"},
-                                                                 {"v2.tmp_out", "tmp_out"},
-                                                                 {"v2.max_logits", "max_logits"},
-                                                                 {"v2.exp_sums", "exp_sums"}}
-              : std::vector<std::pair<const char*, const char*>>{{"prefix.out", "out"}}) {
-    const Tensor* t = g.find(from);
-    require(t != nullptr, "pao mutate: the golden of ", g.golden_case.id, " has no ", from);
-    r.emplace_back(to, Tensor::copy_of(t->view()));
+  for (const auto& name : kind.traits().vendor_outputs) {
+    const Tensor* t = g.find(name);
+    require(t != nullptr, "pao mutate: the golden of ", g.golden_case.id, " has no ", name);
+    r.emplace_back(kinds::vendor_name(*kind.output(name)), Tensor::copy_of(t->view()));
   }
   return r;
 }
@@ -68,11 +61,11 @@ int run_mutate(int argc, char** argv) {
   for (const auto& ref : folder.cases) {
     const golden::GoldenTensors g = golden::read_golden(golden::TensorFile::open(ref.path));
     std::vector<std::pair<std::string, Tensor>> outputs;
-    if (!mutation || g.golden_case.kernel == cases::CaseKernel::reshape_and_cache) {
+    if (!mutation || !kinds::kind_of(g.golden_case).traits().attends) {
       outputs = oracle_vendor(g);
       ++clean;
       if (mutation)
-        std::printf("not planted in %s: a reshape_and_cache case (the library's bugs are attention bugs)\n",
+        std::printf("not planted in %s: a case without attention (the library's bugs are attention bugs)\n",
                     ref.id.c_str());
     } else if (const std::string why = audit::not_applicable(*mutation, g.golden_case); !why.empty()) {
       outputs = audit::vendor_outputs(audit::find_mutation("independent_kernel"), g.golden_case, g);

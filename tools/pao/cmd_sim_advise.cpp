@@ -56,8 +56,7 @@ int execute(const AdviseOptions& o) {
   g.base.head_size = o.head_size;
   g.base.block_size = o.block_size;
   g.base.dtype = parse_dtype(o.dtype, "--dtype");
-  g.base.kv_cache_dtype =
-      cases::cache_storage_dtype(cases::parse_kv_cache_dtype(o.kv_cache_dtype), g.base.dtype);
+  g.base.kv_cache_dtype = cases::parse_kv_cache_dtype(o.kv_cache_dtype).value_or(g.base.dtype);
   g.kernel_defaults = o.kernel_options.defaults();
   g.threads = o.jobs;
   require(o.gqa >= 1, "--gqa = ", o.gqa, ": must be >= 1");
@@ -158,7 +157,7 @@ void add_advise(CLI::App& sim, Action& action) {
   cmd->add_option("--dtype", opts->dtype, "activation dtype")->capture_default_str();
   cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype, "KV cache dtype (auto, fp8, ...)")
       ->capture_default_str();
-  cmd->add_option("--threads", opts->kernel_options.threads_per_cta, "threads per decode CTA")
+  cmd->add_option("--threads", opts->kernel_options.flags.threads_per_cta, "threads per decode CTA")
       ->capture_default_str();
   cmd->add_option("--svg", opts->svg_file, "write a heat map of the best kernel per cell");
   cmd->add_option("--rule-json", opts->rule_json, "write the advised rule as JSON for a serving engine");

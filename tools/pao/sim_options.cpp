@@ -82,17 +82,19 @@ cases::Case WorkloadOptions::to_case() const {
 
 void KernelOptions::add_to(CLI::App& app) {
   this->app = &app;
-  app.add_option("--partition-size", partition_size, "V2 partition size in tokens (vLLM: 512)")
+  app.add_option("--partition-size", flags.partition_size, "V2 partition size in tokens (vLLM: 512)")
       ->capture_default_str();
-  app.add_option("--threads", threads_per_cta, "threads per decode CTA (vLLM NUM_THREADS)")
+  app.add_option("--threads", flags.threads_per_cta, "threads per decode CTA (vLLM NUM_THREADS)")
       ->capture_default_str();
-  app.add_option("--regs", registers_per_thread,
+  app.add_option("--regs", flags.registers_per_thread,
                  "registers per thread of the main kernel (default: the model's assumption per kernel)");
-  app.add_option("--block-m", block_m, "prefix: query rows per CTA (BLOCK_M)")->capture_default_str();
-  app.add_option("--block-n", block_n, "prefix: keys per new-token tile (BLOCK_N)")->capture_default_str();
-  app.add_option("--context-tile", context_tile, "prefix: keys per context tile (vLLM's TRITON_BLOCK_SIZE)")
+  app.add_option("--block-m", flags.block_m, "prefix: query rows per CTA (BLOCK_M)")->capture_default_str();
+  app.add_option("--block-n", flags.block_n, "prefix: keys per new-token tile (BLOCK_N)")
       ->capture_default_str();
-  app.add_option("--fallback-tile", fallback_tile, "fallback: tokens per host-loop K tile")
+  app.add_option("--context-tile", flags.context_tile,
+                 "prefix: keys per context tile (vLLM's TRITON_BLOCK_SIZE)")
+      ->capture_default_str();
+  app.add_option("--fallback-tile", flags.fallback_tile, "fallback: tokens per host-loop K tile")
       ->capture_default_str();
 }
 
@@ -103,13 +105,13 @@ KernelConfig KernelOptions::defaults(const cases::Case* from_case) const {
   const auto take = [&](const char* flag, std::int32_t& field, std::int32_t value) {
     if (!from_case || given(flag)) field = value;
   };
-  take("--partition-size", k.partition_size, partition_size);
-  take("--threads", k.threads_per_cta, threads_per_cta);
-  take("--block-m", k.block_m, block_m);
-  take("--block-n", k.block_n, block_n);
-  take("--context-tile", k.context_tile, context_tile);
-  k.registers_per_thread = registers_per_thread;
-  k.fallback_tile = fallback_tile;
+  take("--partition-size", k.partition_size, flags.partition_size);
+  take("--threads", k.threads_per_cta, flags.threads_per_cta);
+  take("--block-m", k.block_m, flags.block_m);
+  take("--block-n", k.block_n, flags.block_n);
+  take("--context-tile", k.context_tile, flags.context_tile);
+  k.registers_per_thread = flags.registers_per_thread;
+  k.fallback_tile = flags.fallback_tile;
   return k;
 }
 

@@ -46,13 +46,7 @@ struct WorkloadOptions {
 
 struct KernelOptions {
   CLI::App* app = nullptr;  // to tell flags given from defaults
-  std::int32_t partition_size = 512;
-  std::int32_t threads_per_cta = 128;
-  std::int32_t registers_per_thread = 0;
-  std::int32_t block_m = 128;
-  std::int32_t block_n = 64;
-  std::int32_t context_tile = 32;
-  std::int32_t fallback_tile = 512;
+  KernelConfig flags;       // the flags' values (vLLM's tuning by default)
 
   void add_to(CLI::App& app);
   /// The defaults every kernel spec ("v2:1024", ...) starts from: the flags, with `from_case`'s

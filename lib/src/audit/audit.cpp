@@ -11,9 +11,11 @@
 #include <set>
 
 #include "pao/core/error.hpp"
+#include "pao/diff/golden_view.hpp"
 #include "pao/golden/invariants.hpp"
 #include "pao/golden/tensors.hpp"
 #include "pao/io/safetensors.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::audit {
 
@@ -96,15 +98,15 @@ std::string sci(double v) {
 
 /// One mutation on one case: its outputs, whether they are visible at all, and the diff's verdict.
 MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, const golden::GoldenTensors& g,
-                             const fs::path& golden_path, const Tensor& clean, const OracleError& oracle,
+                             const diff::GoldenView& golden, const Tensor& clean, const OracleError& oracle,
                              const std::vector<double>& exact, const diff::DiffOptions& diff_options,
-                             const fs::path& scratch, bool out_only) {
+                             bool out_only) {
   MutationOutcome o;
   o.mutation = mutation.name;
   o.kind = mutation.kind;
   o.not_applicable = not_applicable(mutation, c);
   if (o.not_applicable.empty()) {
-    const auto outputs = vendor_outputs(mutation, c, g);
+    auto outputs = vendor_outputs(mutation, c, g);
     if (mutation.kind == MutationKind::bug) {
       o.effect = max_difference(output_of(outputs), clean);
       o.kernel_error = oracle.max;
@@ -120,15 +122,14 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
         return o;
       }
     }
-    NamedTensorViews views;
-    for (const auto& [name, t] : outputs)
-      if (!out_only || name == "out") views.emplace_back(name, t.view());
-    const fs::path vendor_path = scratch / (c.id + "." + mutation.name + ".safetensors");
-    write_safetensors(vendor_path, views);
-    const diff::CaseReport r = diff::diff_case(golden_path, vendor_path, diff_options);
+    std::vector<std::pair<std::string, Tensor>> vendor;
+    for (auto& [name, t] : outputs)
+      if (!out_only || name == "out") vendor.emplace_back(name, std::move(t));
+    const golden::TensorFile actual =
+        golden::TensorFile::in_memory(c.id + "." + mutation.name, {}, std::move(vendor));
+    const diff::CaseReport r = diff::diff_case(golden, actual, diff_options);
     o.diff_passed = r.passed();
     o.failures = failures_of(r);
-    fs::remove(vendor_path);
   }
   return o;
 }
@@ -136,7 +137,7 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
 }  // namespace
 
 std::string dtype_class(const cases::Case& c) {
-  if (c.kv_cache_dtype != cases::KVCacheDType::auto_dtype) return "fp8";
+  if (c.quantised_cache()) return "fp8";
   return std::string(dtype_name(c.dtype));
 }
 
@@ -152,29 +153,32 @@ std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const 
   for (const auto& c : cases) {
     // The mutation library plants attention bugs; reshape_and_cache's are tested in
     // tests/diff/test_diff_cache_write.cpp.
-    if (c.kernel == cases::CaseKernel::reshape_and_cache) continue;
+    if (!kinds::kind_of(c).traits().attends) continue;
     CaseAudit a;
     a.case_id = c.id;
     a.dtype_class = dtype_class(c);
     const golden::GoldenTensors g = golden::make_golden(c);
+    // The golden as a vendor's harness reads it (written and read back), opened once for every
+    // mutation's diff, its invariants checked once.
     const fs::path golden_path = options.scratch / (c.id + ".safetensors");
     write_safetensors(golden_path, g.views(), g.metadata);
-    golden::require_golden_invariants(golden::TensorFile::open(golden_path));  // once, not per mutation
+    const diff::GoldenView golden(golden::TensorFile::open(golden_path));
+    golden::require_golden_invariants(golden.file());
     diff::DiffOptions diff_options = options.diff;
     diff_options.check_invariants = false;
     const OracleError oracle = oracle_error(g);
     const std::vector<double> exact = g.find("out_exact")->to_f64();
     const Tensor clean =
         Tensor::copy_of(output_of(vendor_outputs(find_mutation("independent_kernel"), c, g)).view());
-    // The mutations of a case run side by side (each writes its own vendor file); the kernels
+    // The mutations of a case run side by side, against the one view of the golden; the kernels
     // inside them then run on one thread each.
     a.outcomes.resize(selected.size());
     std::vector<std::exception_ptr> errors(selected.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::size_t k = 0; k < selected.size(); ++k) {
       try {
-        a.outcomes[k] = run_mutation(*selected[k], c, g, golden_path, clean, oracle, exact, diff_options,
-                                     options.scratch, options.out_only);
+        a.outcomes[k] =
+            run_mutation(*selected[k], c, g, golden, clean, oracle, exact, diff_options, options.out_only);
       } catch (...) {
         errors[k] = std::current_exception();
       }

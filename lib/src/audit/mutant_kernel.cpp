@@ -9,6 +9,7 @@
 #include "pao/core/error.hpp"
 #include "pao/kernels/decode_geometry.hpp"
 #include "pao/kernels/logits.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/element.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -17,7 +18,6 @@ namespace pao::audit {
 namespace {
 
 using cases::Case;
-using cases::CaseKernel;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
@@ -30,16 +30,21 @@ const Tensor& need(const golden::GoldenTensors& g, const char* name) {
 class Mutant {
  public:
   Mutant(const Case& c, const golden::GoldenTensors& g, const MutantOptions& o)
-      : c_(c), o_(o), D_(c.head_size), dtype_(c.dtype), cache_dtype_(c.cache_storage_dtype()) {
-    require(c.kernel != CaseKernel::reshape_and_cache, "mutant kernel: case ", c.id,
-            " is a reshape_and_cache case: the mutation library plants attention bugs");
+      : c_(c),
+        kind_(kinds::kind_of(c)),
+        through_half_(kind_.dequant_through_half(c)),
+        o_(o),
+        D_(c.head_size),
+        dtype_(c.dtype),
+        cache_dtype_(c.cache_storage_dtype()) {
+    require(kind_.traits().attends, "mutant kernel: case ", c.id, " is a ", kind_.name(),
+            " case: the mutation library plants attention bugs");
     query_ = need(g, "query").to_f64();
     block_tables_ = &need(g, "block_tables");
     const Tensor& kc = need(g, "key_cache");
     const Tensor& vc = need(g, "value_cache");
     DType decode_as = cache_dtype_;
-    if (o.bug == Bug::fp8_other_format && is_fp8(cache_dtype_))
-      decode_as = cache_dtype_ == DType::fp8_e4m3 ? DType::fp8_e5m2 : DType::fp8_e4m3;
+    if (o.bug == Bug::fp8_other_format) decode_as = dtype_info(cache_dtype_).misread_as;
     keys_.resize(static_cast<std::size_t>(kc.numel()));
     values_.resize(static_cast<std::size_t>(vc.numel()));
     decode_to_f32(decode_as, kc.bytes(), keys_.data(),
@@ -49,14 +54,16 @@ class Mutant {
     value_layout_ = contiguous_cache_layout(c.kv_layout, CacheTensor::value, vc.shape());
     num_blocks_ = kc.size(0);
     if (c.alibi) alibi_ = need(g, "alibi_slopes").to_f64();
-    if (c.kernel == CaseKernel::prefix) {
+    if (kind_.traits().new_tokens) {  // their K / V are inputs of their own
       new_keys_ = need(g, "key").to_f64();
       new_values_ = need(g, "value").to_f64();
     }
   }
 
+  /// New tokens per sequence: causal attention over context + new tokens (prefix); else one
+  /// query per sequence over its tokens (decode, V2's partials and reduce).
   std::vector<std::pair<std::string, Tensor>> run() {
-    return c_.kernel == CaseKernel::decode ? decode() : prefix();
+    return kind_.traits().new_tokens ? prefix() : decode();
   }
 
  private:
@@ -92,7 +99,7 @@ class Mutant {
 
   /// Row t of K or V of (sequence s, kv head g), dequantised as vLLM's kernels do.
   void cache_row(bool key, std::int32_t s, std::int32_t g, std::int32_t t, float* out) const {
-    const bool from_input = c_.kernel == CaseKernel::prefix && features_.new_kv_source == NewKVSource::input;
+    const bool from_input = kind_.traits().new_tokens && features_.new_kv_source == NewKVSource::input;
     const std::int32_t ctx = from_input ? c_.context_len(static_cast<std::size_t>(s)) : 1 << 30;
     if (t >= ctx) {  // prefix: a new token, from the unquantised key / value
       const auto& src = key ? new_keys_ : new_values_;
@@ -109,9 +116,7 @@ class Mutant {
     const float scale = ignored ? 1.0f : c_.kv_scale(key ? CacheTensor::key : CacheTensor::value, g);
     // vLLM's decode kernel rounds an f32 activation's dequantised fp8 through half when it loads
     // vectors of 2+ (fp8_dequant_through_half); its Triton prefix kernel does not.
-    const bool decode = c_.kernel == CaseKernel::decode;
-    const bool through_half =
-        decode && fp8_dequant_through_half(dtype_, key ? geometry_.vec_size : geometry_.v_vec_size);
+    const bool through_half = key ? through_half_.key : through_half_.value;
     for (std::int32_t d = 0; d < D_; ++d) {
       const float v = data[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))];
       out[d] = !fp8           ? v
@@ -272,9 +277,9 @@ class Mutant {
   }
 
   const Case& c_;
+  const kinds::KernelKind& kind_;
+  const kinds::KernelKind::DequantThroughHalf through_half_;
   const cases::KernelFeatures features_ = cases::kernel_features(c_);
-  const DecodeGeometry geometry_ = DecodeGeometry::make(c_.warp_size, c_.threads_per_cta, c_.block_size,
-                                                        static_cast<std::int32_t>(dtype_size(c_.dtype)));
   const MutantOptions o_;
   const std::int32_t D_;
   const DType dtype_, cache_dtype_;

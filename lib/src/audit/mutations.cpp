@@ -7,6 +7,7 @@
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/golden/reader.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::audit {
@@ -14,7 +15,6 @@ namespace pao::audit {
 namespace {
 
 using cases::Case;
-using cases::CaseKernel;
 
 struct Entry {
   Mutation mutation;
@@ -80,40 +80,29 @@ const Entry& entry_of(const Mutation& m) {
 
 std::int32_t longest(const Case& c) { return *std::max_element(c.seq_lens.begin(), c.seq_lens.end()); }
 
-bool fp8(const Case& c) { return c.kv_cache_dtype != cases::KVCacheDType::auto_dtype; }
+bool fp8(const Case& c) { return c.quantised_cache(); }
 
 bool scale_not_one(double scale, const std::vector<double>& per_head) {
   if (per_head.empty()) return scale != 1.0;
   return std::any_of(per_head.begin(), per_head.end(), [](double s) { return s != 1.0; });
 }
 
-/// pao's own kernels on the golden's inputs, with one field of the case changed.
+/// pao's own kernels on the golden's inputs, with one field of the case changed, written as a
+/// vendor writes them (the kind's vendor outputs under their vendor names).
 std::vector<std::pair<std::string, Tensor>> oracle_outputs(const std::string& name, Case c,
                                                            const golden::GoldenTensors& g) {
-  KernelConfig config = cases::kernel_config(c);
-  if (name == "other_reduction_order") config = {64, 256};
-  if (c.kernel == CaseKernel::decode) {
-    if (name == "other_partition_size") c.partition_size *= 2;
-    cases::DecodeCase dc = golden::decode_case_of(g);
-    dc.spec = c;
-    DecodeOutputs o = paged_attention_v2(dc.args(), Precision::kernel, config);
-    std::vector<std::pair<std::string, Tensor>> r;
-    r.emplace_back("out", std::move(o.out));
-    if (name != "other_partition_size") {  // partials of another partition size have another shape
-      r.emplace_back("tmp_out", std::move(o.tmp_out));
-      r.emplace_back("max_logits", std::move(o.max_logits));
-      r.emplace_back("exp_sums", std::move(o.exp_sums));
-    }
-    return r;
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  if (name == "other_reduction_order") c.warp_size = 64, c.threads_per_cta = 256;
+  const bool decomposed = name == "other_partition_size" && kind.other_decomposition(c);
+  std::vector<std::string> names;
+  for (const auto& n : kind.traits().vendor_outputs) {
+    // Partials of another decomposition have another shape: only the final outputs compare.
+    if (decomposed && kind.output(n)->judged != kinds::OutputSpec::Judged::final_output) continue;
+    names.emplace_back(n);
   }
-  if (name == "other_partition_size") {
-    c.block_m = std::max(16, c.block_m / 2);
-    c.block_n = std::max(16, c.block_n / 2);
-  }
-  cases::PrefixCase pc = golden::prefix_case_of(g);
-  pc.spec = c;
   std::vector<std::pair<std::string, Tensor>> r;
-  r.emplace_back("out", prefix_attention(pc.args(), Precision::kernel, config).out);
+  for (auto& [n, t] : kind.compute_outputs_as(c, g, names))
+    r.emplace_back(kinds::vendor_name(*kind.output(n)), std::move(t));
   return r;
 }
 
@@ -145,7 +134,7 @@ const Mutation& find_mutation(std::string_view name) {
 }
 
 std::string not_applicable(const Mutation& m, const Case& c) {
-  const bool decode = c.kernel == CaseKernel::decode;
+  const kinds::KindTraits& kind = kinds::kind_of(c).traits();
   const std::int32_t L = longest(c);
   const std::string& n = m.name;
   if (L == 0) return "every sequence is empty: no token to attend";
@@ -160,7 +149,7 @@ std::string not_applicable(const Mutation& m, const Case& c) {
       return "no sequence reaches the window (" + std::to_string(window) + ")";
   }
   if (n == "causal_off_by_one") {
-    if (decode) return "decode has no causal mask among new tokens";
+    if (!kind.new_tokens) return std::string(kind.name) + " has no causal mask among new tokens";
     if (*std::max_element(c.query_lens.begin(), c.query_lens.end()) < 2)
       return "no sequence has 2+ new tokens";
   }
@@ -173,26 +162,27 @@ std::string not_applicable(const Mutation& m, const Case& c) {
   if (n == "softmax_scale_log2e") {
     if (c.distribution == cases::ValueDistribution::all_equal)
       return "every K row is equal: the softmax is uniform at any scale";
-    if (decode && L < 2) return "no sequence has 2+ tokens: a softmax of one token is 1 at any scale";
+    if (!kind.new_tokens && L < 2)
+      return "no sequence has 2+ tokens: a softmax of one token is 1 at any scale";
   }
   if (n == "gqa_head_mapping" && (c.num_kv_heads == 1 || c.num_kv_heads == c.num_heads))
     return c.num_kv_heads == 1 ? "MQA: every head reads KV head 0 either way"
                                : "MHA: head % num_kv_heads is head / 1";
   if (n == "partition_boundary_off_by_one" || n == "reduce_without_max_rescaling" ||
       n == "partials_swapped") {
-    if (!decode) return "prefix has no V2 partitions";
+    if (!kind.partitioned) return std::string(kind.name) + " has no V2 partitions";
     if (partitions_of_sequence(L, c.partition_size) < 2)
       return "no sequence has 2+ V2 partitions: the longest has " + std::to_string(L) +
              " tokens, partition_size " + std::to_string(c.partition_size);
   }
   if (n == "nan_leak") {
-    if (!decode) return "planted in decode cases only";
+    if (kind.new_tokens) return "planted in decode cases only";
     if (!c.poison_unused) return "the case leaves unused slots 0, not NaN";
     if (std::none_of(c.seq_lens.begin(), c.seq_lens.end(),
                      [&](std::int32_t l) { return l % c.block_size != 0; }))
       return "every sequence ends on a block boundary: no unused slot is read";
   }
-  if (n == "other_partition_size" && decode && c.partition_size * 2 > (1 << 14))
+  if (n == "other_partition_size" && kind.partitioned && c.partition_size * 2 > (1 << 14))
     return "partition_size is already the largest";
   return "";
 }

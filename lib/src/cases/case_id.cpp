@@ -1,6 +1,8 @@
 // Case ids derived from the parameters: readable, stable across runs and versions, and unique
-// (every field that differs from its default is in the id; lengths as given, or as "n<count>-L<max>"
-// when they are drawn from the seed).
+// (every field that differs from its default is in the id; lengths as given — "<count>of<L>" for
+// more than 8 of one length, "<count>x<hash>" for more than 8 others — or as "n<count>-L<max>" when
+// they are drawn from the seed).
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <string_view>
 
 #include "pao/cases/case.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::cases {
 
@@ -27,6 +30,9 @@ std::string lengths(const std::vector<std::int32_t>& v) {
     joined += std::to_string(v[i]);
   }
   if (v.size() <= 8) return joined;
+  // Many sequences of one length (a broadcast "seq_lens": [L]): "<count>of<L>".
+  if (std::all_of(v.begin(), v.end(), [&](std::int32_t l) { return l == v.front(); }))
+    return std::to_string(v.size()) + "of" + std::to_string(v.front());
   std::uint32_t h = 2166136261u;
   for (unsigned char ch : joined) h = (h ^ ch) * 16777619u;
   char hex[9];
@@ -37,16 +43,9 @@ std::string lengths(const std::vector<std::int32_t>& v) {
   return out;
 }
 
+/// "auto", or the cache format's short name ("e4m3").
 std::string cache_name(const Case& c) {
-  switch (c.kv_cache_dtype) {
-    case KVCacheDType::fp8_e4m3:
-      return "e4m3";
-    case KVCacheDType::fp8_e5m2:
-      return "e5m2";
-    case KVCacheDType::auto_dtype:
-      break;
-  }
-  return "auto";
+  return c.kv_cache_dtype ? std::string(dtype_info(*c.kv_cache_dtype).short_name) : "auto";
 }
 
 /// "0.5_0.25": per-head scales.
@@ -63,16 +62,18 @@ std::string scales(const std::vector<double>& v) {
 
 std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_given) {
   // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "-x" + std::string.
-  std::string id = to_string(c.kernel);
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  std::string id(kind.name());
   auto add = [&id](std::string_view tag, const std::string& value = {}) {
     id += '-';
     id += tag;
     id += value;
   };
-  if (c.kernel == CaseKernel::reshape_and_cache)
-    add("h", std::to_string(c.num_kv_heads));
-  else
+  const auto kind_tags = [&](kinds::IdSlot slot) { kind.id_tags(c, slot, add); };
+  if (kind.traits().attends)
     add("h", std::to_string(c.num_heads) + "x" + std::to_string(c.num_kv_heads));
+  else
+    add("h", std::to_string(c.num_kv_heads));
   add("d", std::to_string(c.head_size));
   add("b", std::to_string(c.block_size));
   add(dtype_name(c.dtype));
@@ -86,26 +87,16 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
   if (c.v_scale != 1.0) add("vs", number(c.v_scale));
   if (!c.k_head_scales.empty()) add("khs", scales(c.k_head_scales));
   if (!c.v_head_scales.empty()) add("vhs", scales(c.v_head_scales));
-  if (c.kernel == CaseKernel::decode) {
-    if (c.partition_size != 512) add("p", std::to_string(c.partition_size));
-    if (c.warp_size != 32) add("w", std::to_string(c.warp_size));
-    if (c.threads_per_cta != 128) add("t", std::to_string(c.threads_per_cta));
-  } else if (c.kernel == CaseKernel::prefix &&
-             (c.block_m != 128 || c.block_n != 64 || c.context_tile != 32)) {
-    add("m",
-        std::to_string(c.block_m) + "n" + std::to_string(c.block_n) + "c" + std::to_string(c.context_tile));
-  }
+  kind_tags(kinds::IdSlot::tuning);
   if (c.distribution != ValueDistribution::uniform) add(to_string(c.distribution));
   if (c.num_blocks > 0) add("nb", std::to_string(c.num_blocks));
-  if (c.kernel == CaseKernel::prefix && c.max_query_len > 0) add("mq", std::to_string(c.max_query_len));
-  if (c.kernel == CaseKernel::prefix && !c.cache_new_tokens) add("nocache");
+  kind_tags(kinds::IdSlot::grid);
   if (c.extra_table_columns != 1) add("xc", std::to_string(c.extra_table_columns));
   if (!c.poison_unused) add("nopoison");
-  if (c.kernel == CaseKernel::prefix && c.new_kv_source == NewKVSource::cache) add("kvcache");
+  kind_tags(kinds::IdSlot::new_kv);
   if (c.vllm_faithful) add("vllmfaithful");
-  if (c.kernel == CaseKernel::reshape_and_cache && c.padding_tokens != 2)
-    add("pad", std::to_string(c.padding_tokens));
-  if (has_new_tokens(c.kernel)) add("q", lengths(c.query_lens));
+  kind_tags(kinds::IdSlot::padding);
+  if (kind.traits().new_tokens) add("q", lengths(c.query_lens));
   if (seq_lens_given) {
     add("l", lengths(c.seq_lens));
     if (max_seq_len_given) add("L", std::to_string(c.max_seq_len));

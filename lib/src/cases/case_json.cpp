@@ -11,6 +11,7 @@
 #include "pao/core/error.hpp"
 #include "pao/core/random.hpp"
 #include "pao/core/suggest.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::cases {
@@ -58,43 +59,49 @@ const std::vector<std::string_view> kFields = {
     "vllm_faithful",
     "warp_size",
 };
-const std::vector<std::string_view> kDecodeOnly = {"partition_size", "warp_size", "threads_per_cta"};
-/// Fields of an attention kernel that a reshape_and_cache case does not take.
+/// Fields of the attention kinds that a kind without attention (reshape_and_cache) does not take.
 const std::vector<std::string_view> kAttentionOnly = {"num_heads", "scale",          "alibi",
                                                       "soft_cap",  "sliding_window", "vllm_faithful"};
-const std::vector<std::string_view> kPrefixOnly = {
-    "query_lens", "block_m", "block_n", "context_tile", "max_query_len", "cache_new_tokens", "new_kv_source"};
 
 /// The seq_lens drawn for a case that gives only max_seq_len come from their own stream, so that
 /// they never shift the values make_decode_case / make_prefix_case draw from the seed.
 constexpr std::uint64_t kLengthStream = 0x6c656e73;  // "lens"
 
-bool try_parse_kv_cache_dtype(std::string_view text, KVCacheDType& out) {
+/// vLLM's kv_cache_dtype "fp8" means e4m3.
+constexpr std::string_view kFp8Alias = "fp8";
+constexpr DType kFp8AliasOf = DType::fp8_e4m3;
+
+/// vLLM's kv_cache_dtype names (pao/cases/case.hpp): "auto", "fp8", every cache format.
+bool try_parse_kv_cache_dtype(std::string_view text, std::optional<DType>& out) {
   if (text == "auto") {
-    out = KVCacheDType::auto_dtype;
-  } else if (text == "fp8_e4m3" || text == "fp8") {
-    out = KVCacheDType::fp8_e4m3;
-  } else if (text == "fp8_e5m2") {
-    out = KVCacheDType::fp8_e5m2;
-  } else {
-    return false;
+    out.reset();
+    return true;
   }
-  return true;
+  if (text == kFp8Alias) text = dtype_name(kFp8AliasOf);
+  for (const auto& d : kDTypes)
+    if (d.cache_format && d.name == text) {
+      out = d.type;
+      return true;
+    }
+  return false;
 }
 
 bool contains(const std::vector<std::string_view>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-/// Typed, range-checked access to the fields of one case object.
-class Fields {
+/// Typed, range-checked access to the fields of one case object (the kinds read theirs through
+/// cases::FieldReader).
+class Fields final : public FieldReader {
  public:
   Fields(const json& j, std::string_view source) : j_(j), source_(source) {}
 
-  bool has(std::string_view name) const { return j_.contains(name) && !j_.at(std::string(name)).is_null(); }
+  bool has(std::string_view name) const override {
+    return j_.contains(name) && !j_.at(std::string(name)).is_null();
+  }
   const json& at(std::string_view name) const { return j_.at(std::string(name)); }
 
-  [[noreturn]] void bad(std::string_view name, const std::string& rule) const {
+  [[noreturn]] void bad(std::string_view name, const std::string& rule) const override {
     fail("case ", source_, ": field '", name, "' ", rule);
   }
 
@@ -110,7 +117,7 @@ class Fields {
           "= " + v.dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return x;
   }
-  std::int32_t i32(std::string_view name, std::int64_t lo, std::int32_t fallback) const {
+  std::int32_t i32(std::string_view name, std::int64_t lo, std::int32_t fallback) const override {
     return has(name) ? static_cast<std::int32_t>(integer(name, lo, std::numeric_limits<std::int32_t>::max()))
                      : fallback;
   }
@@ -120,13 +127,13 @@ class Fields {
     if (!v.is_number()) bad(name, "must be a number, got " + v.dump());
     return v.get<double>();
   }
-  bool boolean(std::string_view name, bool fallback) const {
+  bool boolean(std::string_view name, bool fallback) const override {
     if (!has(name)) return fallback;
     const json& v = at(name);
     if (!v.is_boolean()) bad(name, "must be true or false, got " + v.dump());
     return v.get<bool>();
   }
-  std::string string(std::string_view name, std::string fallback) const {
+  std::string string(std::string_view name, std::string fallback) const override {
     if (!has(name)) return fallback;
     const json& v = at(name);
     if (!v.is_string()) bad(name, "must be a string, got " + v.dump());
@@ -146,7 +153,7 @@ class Fields {
     }
     return out;
   }
-  std::vector<std::int32_t> lengths(std::string_view name) const {
+  std::vector<std::int32_t> lengths(std::string_view name) const override {
     const json& v = at(name);
     if (!v.is_array() || v.empty()) bad(name, "must be a non-empty list of integers");
     std::vector<std::int32_t> out;
@@ -164,7 +171,19 @@ class Fields {
   std::string source_;
 };
 
-void check_field_names(const json& j, std::string_view source, CaseKernel kernel) {
+/// "prefix and reshape_and_cache": the kinds that take `field` as one of their own.
+std::string kinds_taking(std::string_view field) {
+  std::string out;
+  for (const kinds::KernelKind* k : kinds::kernel_kinds()) {
+    const auto& own = k->traits().fields;
+    if (std::find(own.begin(), own.end(), field) == own.end()) continue;
+    out += (out.empty() ? "" : " and ") + std::string(k->name());
+  }
+  return out;
+}
+
+void check_field_names(const json& j, std::string_view source, const kinds::KernelKind& kind) {
+  const auto& own = kind.traits().fields;
   for (const auto& [key, value] : j.items()) {
     if (!contains(kFields, key)) {
       const std::string best = closest_name(key, std::vector<std::string>(kFields.begin(), kFields.end()), 2);
@@ -173,20 +192,13 @@ void check_field_names(const json& j, std::string_view source, CaseKernel kernel
       fail("case ", source, ": unknown field '", key, "'",
            best.empty() ? std::string() : " (did you mean '" + best + "'?)", "; known fields: ", known.str());
     }
-    const std::string k = to_string(kernel);
-    if (kernel != CaseKernel::decode && contains(kDecodeOnly, key))
-      fail("case ", source, ": field '", key, "' applies to decode cases only (this case has kernel \"", k,
-           "\")");
-    const bool reshape = kernel == CaseKernel::reshape_and_cache;
-    if ((kernel == CaseKernel::decode || (reshape && key != "query_lens")) && contains(kPrefixOnly, key))
-      fail("case ", source, ": field '", key, "' applies to prefix cases only (this case has kernel \"", k,
-           "\")");
-    if (reshape && contains(kAttentionOnly, key))
-      fail("case ", source, ": field '", key, "' applies to attention kernels (this case has kernel \"", k,
-           "\")");
-    if (!reshape && key == "padding_tokens")
-      fail("case ", source, ": field '", key,
-           "' applies to reshape_and_cache cases only (this case has kernel \"", k, "\")");
+    const std::string takers = kinds_taking(key);
+    if (!takers.empty() && std::find(own.begin(), own.end(), key) == own.end())
+      fail("case ", source, ": field '", key, "' applies to ", takers, " cases only (this case has kernel \"",
+           kind.name(), "\")");
+    if (!kind.traits().attends && contains(kAttentionOnly, key))
+      fail("case ", source, ": field '", key, "' applies to attention kernels (this case has kernel \"",
+           kind.name(), "\")");
   }
 }
 
@@ -199,25 +211,34 @@ DType parse_activation(const Fields& f, std::string_view name) {
   f.bad(name, "= \"" + s + "\": expected f32, f16 or bf16");
 }
 
+/// One length for every sequence: "num_seqs": 128 with "seq_lens": [4096] (or "query_lens": [512]).
+void broadcast(const Fields& f, std::vector<std::int32_t>& lengths) {
+  if (lengths.size() == 1 && f.has("num_seqs"))
+    lengths.assign(static_cast<std::size_t>(f.i32("num_seqs", 1, 0)), lengths.front());
+}
+
 void resolve_lengths(const Fields& f, Case& c) {
   const bool given = f.has("seq_lens");
-  if (has_new_tokens(c.kernel)) {
+  const bool new_tokens = kinds::kind_of(c).traits().new_tokens;
+  if (new_tokens) {
     if (!f.has("query_lens"))
       f.bad("query_lens", "is required for " + to_string(c.kernel) + " cases (new tokens per sequence)");
     c.query_lens = f.lengths("query_lens");
+    broadcast(f, c.query_lens);
   }
   if (given) {
     c.seq_lens = f.lengths("seq_lens");
+    broadcast(f, c.seq_lens);
   } else if (!f.has("max_seq_len")) {
     f.bad("seq_lens", "is required (or max_seq_len, for lengths drawn from the seed)");
   }
-  const std::size_t declared = has_new_tokens(c.kernel) ? c.query_lens.size() : c.seq_lens.size();
+  const std::size_t declared = new_tokens ? c.query_lens.size() : c.seq_lens.size();
   if (f.has("num_seqs")) {
     c.num_seqs = f.i32("num_seqs", 1, 0);
     if (declared != 0 && static_cast<std::size_t>(c.num_seqs) != declared)
       f.bad("num_seqs", "= " + std::to_string(c.num_seqs) + " but " +
-                            (has_new_tokens(c.kernel) ? "query_lens" : "seq_lens") + " has " +
-                            std::to_string(declared) + " entries");
+                            (new_tokens ? "query_lens" : "seq_lens") + " has " + std::to_string(declared) +
+                            " entries");
   } else if (declared != 0) {
     c.num_seqs = static_cast<std::int32_t>(declared);
   } else {
@@ -241,7 +262,7 @@ void resolve_lengths(const Fields& f, Case& c) {
   if (c.max_seq_len < longest)
     f.bad("max_seq_len", "= " + std::to_string(c.max_seq_len) + " is less than the longest seq_len " +
                              std::to_string(longest));
-  if (has_new_tokens(c.kernel)) {
+  if (new_tokens) {
     for (std::size_t s = 0; s < c.seq_lens.size(); ++s)
       if (c.seq_lens[s] < c.query_lens[s])
         f.bad("seq_lens", "[" + std::to_string(s) + "] = " + std::to_string(c.seq_lens[s]) +
@@ -267,29 +288,23 @@ Case parse_case_object(const json& j, std::string_view source) {
   Case c;
   c.seq_lens.clear();  // resolve_lengths reads them from the JSON or draws them
   const std::string kernel = f.string("kernel", "decode");
-  if (kernel == "decode") {
-    c.kernel = CaseKernel::decode;
-  } else if (kernel == "prefix") {
-    c.kernel = CaseKernel::prefix;
-  } else if (kernel == "reshape_and_cache") {
-    c.kernel = CaseKernel::reshape_and_cache;
-  } else {
-    f.bad("kernel", "= \"" + kernel + "\": expected \"decode\", \"prefix\" or \"reshape_and_cache\"");
-  }
-  check_field_names(j, source, c.kernel);
+  const kinds::KernelKind* kind = kinds::find_kind(kernel);
+  if (kind == nullptr) f.bad("kernel", "= \"" + kernel + "\": expected " + kinds::kind_names());
+  c.kernel = kind->traits().id;
+  check_field_names(j, source, *kind);
 
-  const bool reshape = c.kernel == CaseKernel::reshape_and_cache;
-  if (reshape && !f.has("num_kv_heads")) f.bad("num_kv_heads", "is required");
-  if (!reshape && !f.has("num_heads")) f.bad("num_heads", "is required");
+  const bool attends = kind->traits().attends;  // without attention there are no query heads
+  if (!attends && !f.has("num_kv_heads")) f.bad("num_kv_heads", "is required");
+  if (attends && !f.has("num_heads")) f.bad("num_heads", "is required");
   if (!f.has("head_size")) f.bad("head_size", "is required");
-  c.num_heads = reshape ? f.i32("num_kv_heads", 1, 0) : f.i32("num_heads", 1, 0);  // reshape: no query
+  c.num_heads = attends ? f.i32("num_heads", 1, 0) : f.i32("num_kv_heads", 1, 0);
   c.num_kv_heads = f.i32("num_kv_heads", 1, c.num_heads);
   if (c.num_heads % c.num_kv_heads != 0)
     f.bad("num_heads", "= " + std::to_string(c.num_heads) +
                            " is not a multiple of num_kv_heads = " + std::to_string(c.num_kv_heads));
   c.head_size = f.i32("head_size", 1, 0);
   // vLLM's CUDA paged attention dispatches a fixed list; its Triton prefix kernel pads any size.
-  if (c.kernel == CaseKernel::decode && !is_supported_head_size(c.head_size))
+  if (!kind->traits().any_head_size && !is_supported_head_size(c.head_size))
     f.bad("head_size", "= " + std::to_string(c.head_size) + " is not one of vLLM's decode head sizes (" +
                            supported_head_sizes_text() + ")");
   c.block_size = f.i32("block_size", 1, 16);
@@ -297,8 +312,7 @@ Case parse_case_object(const json& j, std::string_view source) {
 
   const std::string cache = f.string("kv_cache_dtype", "auto");
   if (!try_parse_kv_cache_dtype(cache, c.kv_cache_dtype))
-    f.bad("kv_cache_dtype",
-          "= \"" + cache + "\": expected \"auto\", \"fp8_e4m3\" (alias \"fp8\") or \"fp8_e5m2\"");
+    f.bad("kv_cache_dtype", "= \"" + cache + "\": expected one of " + kv_cache_dtype_choices());
   const std::string layout = f.string("kv_layout", "vllm");
   if (!try_parse_kv_layout(layout, c.kv_layout))
     f.bad("kv_layout", "= \"" + layout + "\": expected \"vllm\", \"nhd\" or \"hnd\"");
@@ -341,53 +355,17 @@ Case parse_case_object(const json& j, std::string_view source) {
     }
   }();
 
-  if (c.kernel == CaseKernel::decode) {
-    c.partition_size = f.i32("partition_size", 1, 512);
-    if (c.partition_size % c.block_size != 0) {
-      // Name the field the case chose: a block_size that does not divide the default partition.
-      if (f.has("partition_size") || !f.has("block_size"))
-        f.bad("partition_size", "= " + std::to_string(c.partition_size) +
-                                    " is not a multiple of block_size = " + std::to_string(c.block_size));
-      f.bad("block_size",
-            "= " + std::to_string(c.block_size) +
-                " does not divide the default partition_size = " + std::to_string(c.partition_size) +
-                " (V2 partitions are whole blocks; set partition_size too)");
-    }
-    c.warp_size = f.i32("warp_size", 1, 32);
-    if ((c.warp_size & (c.warp_size - 1)) != 0)
-      f.bad("warp_size",
-            "= " + std::to_string(c.warp_size) + ": must be a power of two (32 NVIDIA, 64 BI-V100)");
-    c.threads_per_cta = f.i32("threads_per_cta", 1, 128);
-    if (c.threads_per_cta % c.warp_size != 0)
-      f.bad("threads_per_cta", "= " + std::to_string(c.threads_per_cta) +
-                                   " is not a multiple of warp_size = " + std::to_string(c.warp_size));
-  } else if (c.kernel == CaseKernel::reshape_and_cache) {
-    c.padding_tokens = f.i32("padding_tokens", 0, 2);
-  } else {
-    c.block_m = f.i32("block_m", 1, 128);
-    c.block_n = f.i32("block_n", 1, 64);
-    c.context_tile = f.i32("context_tile", 1, 32);
-    c.max_query_len = f.i32("max_query_len", 0, 0);
-    c.cache_new_tokens = f.boolean("cache_new_tokens", true);
-    const std::string source = f.string("new_kv_source", "input");
-    if (!try_parse_new_kv_source(source, c.new_kv_source))
-      f.bad("new_kv_source",
-            "= \"" + source + "\": expected \"input\" (vLLM's context_attention_fwd) or \"cache\"");
-    if (c.new_kv_source == NewKVSource::cache && !c.cache_new_tokens)
-      f.bad("new_kv_source",
-            "= \"cache\" reads the new tokens from the cache: it needs cache_new_tokens true");
-  }
+  kind->read_fields(f, c);
   c.vllm_faithful = f.boolean("vllm_faithful", false);
   c.extra_table_columns = f.i32("extra_table_columns", 0, 1);
   c.poison_unused = f.boolean("poison_unused", true);
   for (const char* name : {"k_head_scales", "v_head_scales"}) {
     if (!f.has(name)) continue;
-    if (c.kv_cache_dtype == KVCacheDType::auto_dtype)
-      f.bad(name, "applies to fp8 caches only (kv_cache_dtype is \"auto\")");
+    if (!c.quantised_cache()) f.bad(name, "applies to quantised caches only (kv_cache_dtype is \"auto\")");
     (name[0] == 'k' ? c.k_head_scales : c.v_head_scales) = f.scales(name, c.num_kv_heads);
   }
   resolve_lengths(f, c);
-  if (c.kernel == CaseKernel::prefix && c.max_query_len > 0)
+  if (c.max_query_len > 0)  // the kinds that size a grid by it
     for (std::size_t s = 0; s < c.query_lens.size(); ++s)
       if (c.query_lens[s] > c.max_query_len)
         f.bad("max_query_len", "= " + std::to_string(c.max_query_len) + " is less than query_lens[" +
@@ -414,6 +392,7 @@ constexpr NamedDistribution kDistributions[] = {
     {ValueDistribution::uniform, "uniform"},     {ValueDistribution::large_logits, "large_logits"},
     {ValueDistribution::near_ties, "near_ties"}, {ValueDistribution::dominant_token, "dominant_token"},
     {ValueDistribution::all_equal, "all_equal"}, {ValueDistribution::small_integers, "small_integers"},
+    {ValueDistribution::constant, "constant"},
 };
 
 }  // namespace
@@ -428,20 +407,10 @@ ValueDistribution parse_value_distribution(const std::string& name) {
   for (const auto& n : kDistributions)
     if (name == n.name) return n.d;
   fail("distribution: unknown value '", name,
-       "' (expected uniform, large_logits, near_ties, dominant_token, all_equal, small_integers)");
+       "' (expected uniform, large_logits, near_ties, dominant_token, all_equal, small_integers, constant)");
 }
 
-std::string to_string(CaseKernel kernel) {
-  switch (kernel) {
-    case CaseKernel::decode:
-      return "decode";
-    case CaseKernel::prefix:
-      return "prefix";
-    case CaseKernel::reshape_and_cache:
-      return "reshape_and_cache";
-  }
-  return "?";
-}
+std::string to_string(CaseKernel kernel) { return std::string(kinds::kind_of(kernel).name()); }
 
 const std::vector<std::string_view>& case_field_names() { return kFields; }
 
@@ -476,22 +445,28 @@ Case load_case_file(const std::filesystem::path& path) {
   return parse_case(text.str(), path.string());
 }
 
+void write_launch_shape(FieldWriter& w, const LaunchShape& s, bool with_heads) {
+  w.put_int("num_seqs", s.num_seqs);
+  if (with_heads) w.put_int("num_heads", s.num_heads);
+  w.put_int("num_kv_heads", s.num_kv_heads);
+  w.put_int("head_size", s.head_size);
+  w.put_int("block_size", s.block_size);
+}
+
 std::string case_to_json(const Case& c, int indent) {
   json j;
   j["id"] = c.id;
   j["kernel"] = to_string(c.kernel);
-  j["num_seqs"] = c.num_seqs;
-  const bool reshape = c.kernel == CaseKernel::reshape_and_cache;
-  if (!reshape) j["num_heads"] = c.num_heads;
-  j["num_kv_heads"] = c.num_kv_heads;
-  j["head_size"] = c.head_size;
-  j["block_size"] = c.block_size;
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  const bool attends = kind.traits().attends;
+  JsonFieldWriter<json> fields(j);
+  write_launch_shape(fields, c, attends);
   j["dtype"] = std::string(dtype_name(c.dtype));
   j["kv_cache_dtype"] = std::string(kv_cache_dtype_name(c.kv_cache_dtype));
   j["kv_layout"] = kv_layout_name(c.kv_layout);
   j["k_scale"] = c.k_scale;
   j["v_scale"] = c.v_scale;
-  if (!reshape) {
+  if (attends) {
     j["scale"] = c.scale ? json(*c.scale) : json(nullptr);
     j["alibi"] = c.alibi;
     j["soft_cap"] = c.soft_cap;
@@ -502,22 +477,8 @@ std::string case_to_json(const Case& c, int indent) {
   j["seq_lens"] = c.seq_lens;
   j["max_seq_len"] = c.max_seq_len;
   j["distribution"] = to_string(c.distribution);
-  if (c.kernel == CaseKernel::decode) {
-    j["partition_size"] = c.partition_size;
-    j["warp_size"] = c.warp_size;
-    j["threads_per_cta"] = c.threads_per_cta;
-  } else if (reshape) {
-    j["query_lens"] = c.query_lens;
-    j["padding_tokens"] = c.padding_tokens;
-  } else {
-    j["query_lens"] = c.query_lens;
-    j["block_m"] = c.block_m;
-    j["block_n"] = c.block_n;
-    j["context_tile"] = c.context_tile;
-    if (c.max_query_len != 0) j["max_query_len"] = c.max_query_len;
-    if (!c.cache_new_tokens) j["cache_new_tokens"] = false;
-    if (c.new_kv_source != NewKVSource::input) j["new_kv_source"] = new_kv_source_name(c.new_kv_source);
-  }
+  if (kind.traits().new_tokens) j["query_lens"] = c.query_lens;
+  kind.write_fields(c, fields);
   if (c.vllm_faithful) j["vllm_faithful"] = true;
   // Fields added after golden format 1: written only when set (see case.hpp).
   if (!c.k_head_scales.empty()) j["k_head_scales"] = c.k_head_scales;
@@ -531,47 +492,30 @@ float effective_scale(const Case& c) {
   return c.scale ? static_cast<float>(*c.scale) : default_scale(c.head_size);
 }
 
-KernelConfig kernel_config(const Case& c) { return {c.warp_size, c.threads_per_cta}; }
+std::string_view kv_cache_dtype_name(std::optional<DType> t) { return t ? dtype_name(*t) : "auto"; }
 
-std::string_view kv_cache_dtype_name(KVCacheDType t) {
-  switch (t) {
-    case KVCacheDType::auto_dtype:
-      return "auto";
-    case KVCacheDType::fp8_e4m3:
-      return "fp8_e4m3";
-    case KVCacheDType::fp8_e5m2:
-      return "fp8_e5m2";
-  }
-  return "?";
-}
-
-KVCacheDType parse_kv_cache_dtype(std::string_view text, std::string_view what) {
-  KVCacheDType t{};
+std::optional<DType> parse_kv_cache_dtype(std::string_view text, std::string_view what) {
+  std::optional<DType> t;
   if (!try_parse_kv_cache_dtype(text, t))
-    fail(what, " = ", text, ": expected auto, fp8_e4m3 (alias fp8) or fp8_e5m2");
+    fail(what, " = ", text, ": expected one of ", kv_cache_dtype_choices());
   return t;
 }
 
-DType cache_storage_dtype(KVCacheDType t, DType dtype) {
-  switch (t) {
-    case KVCacheDType::fp8_e4m3:
-      return DType::fp8_e4m3;
-    case KVCacheDType::fp8_e5m2:
-      return DType::fp8_e5m2;
-    case KVCacheDType::auto_dtype:
-      break;
-  }
-  return dtype;
+std::string kv_cache_dtype_choices() {
+  std::string out = "auto";
+  for (const auto& d : kDTypes)
+    if (d.cache_format)
+      out += ", " + std::string(d.name) +
+             (d.type == kFp8AliasOf ? " (alias " + std::string(kFp8Alias) + ")" : "");
+  return out;
 }
 
-DType Case::cache_storage_dtype() const { return cases::cache_storage_dtype(kv_cache_dtype, dtype); }
-
 std::int32_t Case::context_len(std::size_t s) const {
-  return seq_lens.at(s) - (has_new_tokens(kernel) ? query_lens.at(s) : 1);
+  return seq_lens.at(s) - (kinds::kind_of(kernel).traits().new_tokens ? query_lens.at(s) : 1);
 }
 
 std::int32_t Case::num_tokens() const {
-  if (kernel == CaseKernel::decode) return num_seqs;
+  if (!kinds::kind_of(kernel).traits().new_tokens) return num_seqs;  // one new token per sequence
   std::int32_t n = 0;
   for (auto q : query_lens) n += q;
   return n;
@@ -582,12 +526,12 @@ std::vector<std::int32_t> Case::query_start_locs() const {
   for (std::int32_t s = 0; s < num_seqs; ++s)
     start[static_cast<std::size_t>(s) + 1] =
         start[static_cast<std::size_t>(s)] +
-        (kernel == CaseKernel::decode ? 1 : query_lens[static_cast<std::size_t>(s)]);
+        (kinds::kind_of(kernel).traits().new_tokens ? query_lens[static_cast<std::size_t>(s)] : 1);
   return start;
 }
 
 float Case::kv_scale(CacheTensor tensor, std::int32_t kv_head) const {
-  if (!is_fp8(cache_storage_dtype())) return 1.0f;
+  if (!quantised_cache()) return 1.0f;
   const auto& per_head = tensor == CacheTensor::key ? k_head_scales : v_head_scales;
   const double scale = tensor == CacheTensor::key ? k_scale : v_scale;
   return static_cast<float>(per_head.empty() ? scale : per_head[static_cast<std::size_t>(kv_head)]);
@@ -608,27 +552,25 @@ std::vector<std::int32_t> draw_seq_lens(std::int32_t num_seqs, std::int32_t max_
 }
 
 std::int32_t max_num_partitions(const Case& c) {
-  return c.kernel == CaseKernel::decode ? pao::max_num_partitions(c.max_seq_len, c.partition_size) : 1;
+  return kinds::kind_of(c).traits().partitioned ? pao::max_num_partitions(c.max_seq_len, c.partition_size)
+                                                : 1;
 }
 
 std::string describe(const Case& c) {
+  const kinds::KernelKind& kind = kinds::kind_of(c);
   std::ostringstream os;
-  os << to_string(c.kernel) << ", " << c.num_seqs << " seqs (longest " << c.max_seq_len << "), ";
-  if (c.kernel == CaseKernel::reshape_and_cache)
-    os << c.num_tokens() << " tokens written + " << c.padding_tokens << " padding, kv heads "
-       << c.num_kv_heads;
-  else
+  os << kind.name() << ", " << c.num_seqs << " seqs (longest " << c.max_seq_len << "), ";
+  if (kind.traits().attends)
     os << "heads " << c.num_heads << "/" << c.num_kv_heads;
+  else
+    os << "kv heads " << c.num_kv_heads;
   os << ", head_size " << c.head_size << ", block " << c.block_size << ", " << dtype_name(c.dtype)
      << " (cache " << kv_cache_dtype_name(c.kv_cache_dtype);
   if (c.kv_layout != KVLayout::vllm) os << ", " << kv_layout_name(c.kv_layout);
-  os << ")";
-  if (c.kernel == CaseKernel::decode) os << ", partition " << c.partition_size;
+  os << ")" << kind.describe(c);
   if (c.alibi) os << ", alibi";
   if (c.soft_cap > 0) os << ", soft_cap " << c.soft_cap;
   if (c.sliding_window > 0) os << ", window " << c.sliding_window;
-  if (c.kernel == CaseKernel::prefix && c.new_kv_source == NewKVSource::cache)
-    os << ", new K/V from the cache";
   if (c.vllm_faithful) os << ", vLLM-faithful";
   os << ", seed " << c.seed;
   return os.str();
@@ -640,11 +582,9 @@ bool operator==(const Case& a, const Case& b) {
          a.dtype == b.dtype && a.kv_cache_dtype == b.kv_cache_dtype && a.kv_layout == b.kv_layout &&
          a.k_scale == b.k_scale && a.v_scale == b.v_scale && a.scale == b.scale && a.alibi == b.alibi &&
          a.soft_cap == b.soft_cap && a.sliding_window == b.sliding_window &&
-         a.partition_size == b.partition_size && a.seed == b.seed && a.num_blocks == b.num_blocks &&
+         static_cast<const KernelTuning&>(a) == b && a.seed == b.seed && a.num_blocks == b.num_blocks &&
          a.seq_lens == b.seq_lens && a.max_seq_len == b.max_seq_len && a.query_lens == b.query_lens &&
-         a.distribution == b.distribution && a.warp_size == b.warp_size &&
-         a.threads_per_cta == b.threads_per_cta && a.block_m == b.block_m && a.block_n == b.block_n &&
-         a.context_tile == b.context_tile && a.k_head_scales == b.k_head_scales &&
+         a.distribution == b.distribution && a.k_head_scales == b.k_head_scales &&
          a.v_head_scales == b.v_head_scales && a.max_query_len == b.max_query_len &&
          a.cache_new_tokens == b.cache_new_tokens && a.extra_table_columns == b.extra_table_columns &&
          a.poison_unused == b.poison_unused && a.new_kv_source == b.new_kv_source &&

@@ -12,6 +12,7 @@
 #include "pao/core/error.hpp"
 #include "pao/core/random.hpp"
 #include "pao/kernels/reshape_and_cache.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/element.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -22,18 +23,19 @@ namespace {
 void check_case(const Case& c, CaseKernel kernel) {
   require(c.kernel == kernel, "case ", c.id, ": a ", to_string(c.kernel), " case, expected ",
           to_string(kernel));
+  const bool new_tokens = kinds::kind_of(c).traits().new_tokens;
   require(c.num_seqs == static_cast<std::int32_t>(c.seq_lens.size()), "case: seq_lens has ",
           c.seq_lens.size(), " entries but num_seqs = ", c.num_seqs);
-  require(kernel == CaseKernel::decode || c.query_lens.size() == c.seq_lens.size(), "case: query_lens has ",
+  require(!new_tokens || c.query_lens.size() == c.seq_lens.size(), "case: query_lens has ",
           c.query_lens.size(), " entries but seq_lens has ", c.seq_lens.size());
   require(c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads == 0, "case: num_heads = ", c.num_heads,
           " is not a multiple of num_kv_heads = ", c.num_kv_heads);
   require(c.block_size > 0 && c.head_size > 0, "case: block_size and head_size must be positive");
   for (std::size_t s = 0; s < c.seq_lens.size(); ++s) {
     require(c.seq_lens[s] >= 0, "case: negative seq_len ", c.seq_lens[s]);
-    require(kernel == CaseKernel::decode || (c.query_lens[s] >= 0 && c.query_lens[s] <= c.seq_lens[s]),
-            "case: sequence ", s, " has query_len ", kernel == CaseKernel::decode ? 0 : c.query_lens[s],
-            " outside [0, seq_len = ", c.seq_lens[s], "]");
+    require(!new_tokens || (c.query_lens[s] >= 0 && c.query_lens[s] <= c.seq_lens[s]), "case: sequence ", s,
+            " has query_len ", new_tokens ? c.query_lens[s] : 0, " outside [0, seq_len = ", c.seq_lens[s],
+            "]");
   }
 }
 
@@ -61,7 +63,7 @@ PagedPool make_pool(const Case& c, Rng& rng) {
     needed += used_blocks.back();
     widest = std::max(widest, used_blocks.back());
   }
-  const std::int32_t num_blocks = c.num_blocks > 0 ? c.num_blocks : needed + c.num_seqs;
+  const std::int32_t num_blocks = pool_num_blocks(c);
   require(num_blocks >= needed, "case: num_blocks = ", num_blocks, " but the sequences need ", needed);
 
   PagedPool pool;
@@ -91,6 +93,7 @@ class ValueDraw {
   }
   double operator()(double range) {
     if (d_ == ValueDistribution::small_integers) return static_cast<double>(rng_.between(-4, 4)) * 0.125;
+    if (d_ == ValueDistribution::constant) return 0.0625;  // exact in every dtype, fp8 included
     return rng_.uniform(-range, range);
   }
   double qk() { return (*this)(qk_range_); }
@@ -194,7 +197,6 @@ DecodeArgs DecodeCase::args() const {
   set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes);
   a.query = query;
   a.max_seq_len = spec.max_seq_len;
-  a.partition_size = spec.partition_size;
   return a;
 }
 
@@ -205,12 +207,16 @@ PrefixArgs PrefixCase::args() const {
   a.key = key;
   a.value = value;
   a.query_start_loc = query_start_loc;
-  a.block_m = spec.block_m;
-  a.block_n = spec.block_n;
-  a.context_tile = spec.context_tile;
   a.max_query_len = spec.max_query_len;
   a.new_kv_source = kernel_features(spec).new_kv_source;
   return a;
+}
+
+std::int32_t pool_num_blocks(const Case& c) {
+  if (c.num_blocks > 0) return c.num_blocks;
+  std::int32_t needed = 0;
+  for (auto len : c.seq_lens) needed += blocks_for_tokens(len, c.block_size);
+  return needed + c.num_seqs;
 }
 
 DecodeCase make_decode_case(const Case& spec) {

@@ -1,56 +1,41 @@
-// Names of element types.
+// Names of element types, from the one table (pao/core/dtype.hpp).
 #include "pao/core/dtype.hpp"
-
-#include <array>
-#include <utility>
 
 #include "pao/core/error.hpp"
 
 namespace pao {
+
 namespace {
 
-struct DTypeNames {
-  DType type;
-  std::string_view pao;
-  std::string_view safetensors;
-};
-
-constexpr std::array<DTypeNames, 9> kNames{{
-    {DType::f64, "f64", "F64"},
-    {DType::f32, "f32", "F32"},
-    {DType::f16, "f16", "F16"},
-    {DType::bf16, "bf16", "BF16"},
-    {DType::fp8_e4m3, "fp8_e4m3", "F8_E4M3"},
-    {DType::fp8_e5m2, "fp8_e5m2", "F8_E5M2"},
-    {DType::i32, "i32", "I32"},
-    {DType::i64, "i64", "I64"},
-    {DType::u8, "u8", "U8"},
-}};
+std::string joined(bool (*keep)(DType), std::string_view DTypeInfo::*field, const char* separator) {
+  std::string out;
+  for (const auto& d : kDTypes) {
+    if (keep != nullptr && !keep(d.type)) continue;
+    if (!out.empty()) out += separator;
+    out += d.*field;
+  }
+  return out;
+}
 
 }  // namespace
 
-std::string_view dtype_name(DType t) {
-  for (const auto& n : kNames)
-    if (n.type == t) return n.pao;
-  return "?";
-}
+std::string_view dtype_name(DType t) { return dtype_info(t).name; }
 
-std::string_view safetensors_dtype_name(DType t) {
-  for (const auto& n : kNames)
-    if (n.type == t) return n.safetensors;
-  return "?";
-}
+std::string_view safetensors_dtype_name(DType t) { return dtype_info(t).safetensors; }
+
+std::string dtype_names(bool (*keep)(DType)) { return joined(keep, &DTypeInfo::name, ", "); }
 
 DType parse_dtype(std::string_view name, std::string_view what) {
-  for (const auto& n : kNames)
-    if (n.pao == name) return n.type;
-  fail(what, ": unknown dtype '", name, "' (expected one of f64 f32 f16 bf16 fp8_e4m3 fp8_e5m2 i32 i64 u8)");
+  for (const auto& d : kDTypes)
+    if (d.name == name) return d.type;
+  fail(what, ": unknown dtype '", name, "' (expected one of ", joined(nullptr, &DTypeInfo::name, " "), ")");
 }
 
 DType parse_safetensors_dtype(std::string_view name) {
-  for (const auto& n : kNames)
-    if (n.safetensors == name) return n.type;
-  fail("safetensors dtype '", name, "' is not supported (F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I32 I64 U8)");
+  for (const auto& d : kDTypes)
+    if (d.safetensors == name) return d.type;
+  fail("safetensors dtype '", name, "' is not supported (", joined(nullptr, &DTypeInfo::safetensors, " "),
+       ")");
 }
 
 }  // namespace pao

@@ -24,6 +24,15 @@ std::string shape_to_string(const Shape& shape) {
   return os.str();
 }
 
+Shape index_of_flat(const Shape& shape, std::int64_t flat) {
+  Shape index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = shape[d] > 0 ? flat % shape[d] : 0;
+    flat = shape[d] > 0 ? flat / shape[d] : 0;
+  }
+  return index;
+}
+
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;

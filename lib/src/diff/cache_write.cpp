@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "pao/numerics/element.hpp"
 #include "pao/numerics/formats.hpp"
 
 namespace pao::diff {
@@ -18,13 +19,14 @@ namespace {
 /// What a wrong element of a mapped slot is, besides wrong.
 enum Kind : std::size_t { kScaleIgnored, kDoubleRounding, kOneUlp, kNotWritten, kOutside, kOther, kKinds };
 
+/// The code of v in the quantised cache format cd (one rounding), and the value of a code.
 std::uint8_t fp8_code(DType cd, float v) {
-  return cd == DType::fp8_e4m3 ? encode_fp8_e4m3_from_f32(v) : encode_fp8_e5m2_from_f32(v);
+  std::uint8_t code = 0;
+  encode_from_f32(cd, &v, &code, 1);
+  return code;
 }
 
-float fp8_value(DType cd, std::uint8_t code) {
-  return cd == DType::fp8_e4m3 ? decode_fp8_e4m3(code) : decode_fp8_e5m2(code);
-}
+float fp8_value(DType cd, std::uint8_t code) { return static_cast<float>(decode_element(cd, &code)); }
 
 std::string hex(std::uint64_t bits, std::size_t bytes) {
   std::ostringstream os;

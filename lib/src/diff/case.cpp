@@ -2,7 +2,6 @@
 // the optional oracle reduce of the vendor's V2 partials (pao/diff/diff.hpp).
 #include <algorithm>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -13,10 +12,12 @@
 #include "pao/diff/cache_write.hpp"
 #include "pao/diff/diagnose.hpp"
 #include "pao/diff/diff.hpp"
+#include "pao/diff/golden_view.hpp"
 #include "pao/golden/invariants.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/tensors.hpp"
 #include "pao/kernels/paged_attention.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/element.hpp"
 
 namespace pao::diff {
@@ -26,8 +27,12 @@ using cases::CaseKernel;
 
 namespace {
 
-bool is_final_output(std::string_view name) {
-  return name == "out" || name == "v1.out" || name == "v2.out" || name == "prefix.out";
+using Judged = kinds::OutputSpec::Judged;
+
+/// A final attention output of the kind (out, v1.out, v2.out, prefix.out): judged against out_exact.
+bool is_final_output(const kinds::KernelKind& kind, std::string_view name) {
+  const kinds::OutputSpec* spec = kind.output(name);
+  return spec != nullptr && spec->judged == Judged::final_output;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -39,11 +44,11 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-/// The comparable outputs of a kernel, in report order.
-std::vector<std::string> comparable_outputs(CaseKernel kernel) {
+/// The comparable outputs of a kind (all but the exact reference), in report order.
+std::vector<std::string> comparable_outputs(const kinds::KernelKind& kind) {
   std::vector<std::string> out;
-  for (const auto& n : golden::golden_output_names(kernel))
-    if (n != "out_exact") out.push_back(n);
+  for (const auto& o : kind.traits().outputs)
+    if (o.judged != Judged::exact_reference) out.emplace_back(o.name);
   return out;
 }
 
@@ -55,88 +60,16 @@ Tensor as_f32(const Tensor& t) {
   return out;
 }
 
-/// The exact partials of the last golden diffed: `pao audit` diffs one golden against many
-/// vendors in a row, and the exact V2 costs more than the comparison.
-std::mutex exact_memo_mutex;
-std::string exact_memo_key;
-std::map<std::string, std::vector<double>> exact_memo;
-
-std::map<std::string, std::vector<double>> last_exact_partials(const cases::Case& c) {
-  std::lock_guard lock(exact_memo_mutex);
-  return exact_memo_key == cases::case_to_json(c) ? exact_memo : std::map<std::string, std::vector<double>>{};
-}
-
-void remember_exact_partials(const cases::Case& c,
-                             const std::map<std::string, std::vector<double>>& partials) {
-  std::lock_guard lock(exact_memo_mutex);
-  exact_memo_key = cases::case_to_json(c);
-  exact_memo = partials;
-}
-
-/// Reads golden tensors on demand, and the kernel-precision errors against out_exact.
-class GoldenView {
- public:
-  explicit GoldenView(const golden::TensorFile& file) : file_(file) {}
-
-  const Tensor& tensor(const std::string& name) {
-    auto it = cache_.find(name);
-    if (it != cache_.end()) return it->second;
-    if (!file_.has(name) && recompute_outputs(name)) return cache_.at(name);
-    require(file_.has(name), file_.path().string(), ": the golden has no tensor '", name, "'");
-    return cache_.emplace(name, file_.read(name)).first->second;
-  }
-  /// Whether `name` was left out of the file (`pao golden --outputs`) and recomputed.
-  bool recomputed(const std::string& name) const { return recomputed_.count(name) > 0; }
-  const std::vector<double>& values(const std::string& name) {
-    auto it = values_.find(name);
-    if (it != values_.end()) return it->second;
-    return values_.emplace(name, tensor(name).to_f64()).first->second;
-  }
-  /// The exact V2's partials ("v2.tmp_out", "v2.max_logits", "v2.exp_sums"), each rounded once,
-  /// recomputed from the golden's inputs the first time one is asked for.
-  const std::vector<double>& exact_partial(const std::string& name, const cases::Case& c) {
-    if (exact_partials_.empty()) exact_partials_ = last_exact_partials(c);
-    if (exact_partials_.empty()) {
-      cases::DecodeCase dc = golden::decode_case_of(golden::read_golden(file_));
-      dc.spec = c;
-      const DecodeOutputs o = paged_attention_v2(dc.args(), Precision::exact, cases::kernel_config(c));
-      exact_partials_["v2.tmp_out"] = o.tmp_out.to_f64();
-      exact_partials_["v2.max_logits"] = o.max_logits.to_f64();
-      exact_partials_["v2.exp_sums"] = o.exp_sums.to_f64();
-      remember_exact_partials(c, exact_partials_);
-    }
-    return exact_partials_.at(name);
-  }
-
- private:
-  /// An output the file leaves out: every missing output, computed from the golden's inputs
-  /// once. False if `name` is not an output.
-  bool recompute_outputs(const std::string& name) {
-    const auto& outputs = golden::golden_output_names(golden::golden_case_of(file_).kernel);
-    if (std::find(outputs.begin(), outputs.end(), name) == outputs.end()) return false;
-    const golden::GoldenTensors stored = golden::read_golden(file_, false);
-    for (auto& [n, t] : golden::compute_outputs(stored, golden::missing_outputs(stored))) {
-      recomputed_.insert(n);
-      cache_.insert_or_assign(n, std::move(t));
-    }
-    return cache_.count(name) > 0;
-  }
-
-  const golden::TensorFile& file_;
-  std::set<std::string> recomputed_;
-  std::map<std::string, Tensor> cache_;
-  std::map<std::string, std::vector<double>> values_;
-  std::map<std::string, std::vector<double>> exact_partials_;
-};
-
 /// The oracle's kernel-precision values a vendor's `name` is measured against. A vendor's `out`
-/// may come from V1 or V2: both.
-std::vector<const std::vector<double>*> kernel_references(GoldenView& g, CaseKernel kernel,
+/// may come from any of the kind's kernels (V1 or V2): each of their outputs.
+std::vector<const std::vector<double>*> kernel_references(const GoldenView& g, const kinds::KernelKind& kind,
                                                           const std::string& name) {
-  if (name == "out" && kernel == CaseKernel::prefix) return {&g.values("prefix.out")};
-  if (name == "out") return {&g.values("v1.out"), &g.values("v2.out")};
-  if (name == kReduceName) return {&g.values("v2.out")};
-  return {&g.values(name)};
+  if (name == kReduceName) return {&g.values("v2.out")};  // the reduce of V2's partials
+  if (name != "out") return {&g.values(name)};
+  std::vector<const std::vector<double>*> refs;
+  for (const auto& o : kind.traits().outputs)
+    if (o.judged == Judged::final_output && o.name != "out") refs.push_back(&g.values(std::string(o.name)));
+  return refs;
 }
 
 Policy policy_for(const std::string& name, DType golden_dtype, const DiffOptions& options) {
@@ -148,11 +81,11 @@ Policy policy_for(const std::string& name, DType golden_dtype, const DiffOptions
   return p;
 }
 
-void run_reduce(CaseReport& rep, const cases::Case& gc, GoldenView& g, const CaseGeometry& geo,
+void run_reduce(CaseReport& rep, const cases::Case& gc, const GoldenView& g, const CaseGeometry& geo,
                 const golden::TensorFile& actual, const std::map<std::string, std::string>& present,
                 const DiffOptions& options) {
-  if (gc.kernel != CaseKernel::decode) {
-    rep.notes.push_back("--reduce applies to decode cases only");
+  if (!kinds::kind_of(gc).traits().partitioned) {
+    rep.notes.push_back("--reduce applies to cases with V2 partitions (decode) only");
     return;
   }
   for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
@@ -179,8 +112,7 @@ void run_reduce(CaseReport& rep, const cases::Case& gc, GoldenView& g, const Cas
   args.max_logits = max_logits;
   args.exp_sums = exp_sums;
   args.seq_lens = g.tensor("seq_lens");
-  args.partition_size = gc.partition_size;
-  const DecodeOutputs reduced = paged_attention_v2_reduce(args, Precision::kernel, cases::kernel_config(gc));
+  const DecodeOutputs reduced = paged_attention_v2_reduce(args, Precision::kernel, gc);
 
   CompareInput in;
   in.name = kReduceName;
@@ -193,7 +125,7 @@ void run_reduce(CaseReport& rep, const cases::Case& gc, GoldenView& g, const Cas
   in.golden_shape = g.tensor("out").shape();
   in.golden_dtype = g.tensor("out").dtype();
   in.policy = policy_for(kReduceName, in.golden_dtype, options);
-  in.kernels = kernel_references(g, gc.kernel, kReduceName);
+  in.kernels = kernel_references(g, kinds::kind_of(gc), kReduceName);
   in.rounded = &g.values("out");
   rep.tensors.push_back(compare_tensor(in));
   const bool reduce_ok = rep.tensors.back().passed;
@@ -219,9 +151,9 @@ void run_reduce(CaseReport& rep, const cases::Case& gc, GoldenView& g, const Cas
 /// A vendor whose V2 partitions differently (another partition_size) writes partials with another
 /// partition count: they cannot be compared element by element. Says so, drops them from
 /// `present`, and returns true; `out` is still compared.
-bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, GoldenView& g,
+bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, const GoldenView& g,
                              const golden::TensorFile& actual, std::map<std::string, std::string>& present) {
-  if (gc.kernel != CaseKernel::decode) return false;
+  if (!kinds::kind_of(gc).traits().partitioned) return false;
   const std::int64_t golden_partitions = cases::max_num_partitions(gc);
   std::int64_t vendor_partitions = -1;
   for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
@@ -248,7 +180,7 @@ bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, GoldenView&
 }
 
 /// reshape_and_cache: the vendor's written caches, bit for bit (diff/cache_write.hpp).
-void diff_cache_write(CaseReport& rep, const cases::Case& gc, GoldenView& g,
+void diff_cache_write(CaseReport& rep, const cases::Case& gc, const GoldenView& g,
                       const golden::TensorFile& actual) {
   std::vector<std::string> names;
   const auto& inputs = golden::golden_input_names(gc.kernel);
@@ -283,14 +215,10 @@ void diff_cache_write(CaseReport& rep, const cases::Case& gc, GoldenView& g,
 }  // namespace
 
 std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
-  if (kernel == CaseKernel::reshape_and_cache)
-    return name == "key_cache" || name == "value_cache" ? std::string(name) : "";
-  if (name == "out" || name == "output" || name == "o") return "out";  // o: context_attention_fwd's
-  if (kernel == CaseKernel::prefix) return name == "prefix.out" ? "prefix.out" : "";
-  if (name == "v1.out" || name == "v2.out") return std::string(name);
-  if (name == "exp_sum") return "v2.exp_sums";  // paged_attention_v2's argument name
-  for (const char* partial : {"tmp_out", "max_logits", "exp_sums"}) {
-    if (name == partial || name == "v2." + std::string(partial)) return "v2." + std::string(partial);
+  for (const auto& o : kinds::kind_of(kernel).traits().outputs) {
+    if (o.judged == Judged::exact_reference) continue;  // the golden's own reference, not a vendor's output
+    if (o.name == name || std::find(o.aliases.begin(), o.aliases.end(), name) != o.aliases.end())
+      return std::string(o.name);
   }
   return "";
 }
@@ -324,23 +252,38 @@ std::int64_t DiffReport::not_run() const {
 
 CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, const DiffOptions& options) {
   const golden::TensorFile golden_file = golden::TensorFile::open(golden_path);
-  const cases::Case gc = golden::golden_case_of(golden_file);
+  // A bad golden fails before ACTUAL is opened.
   if (options.check_invariants) golden::require_golden_invariants(golden_file);  // unsound: no bound
-  GoldenView g(golden_file);
+  DiffOptions checked = options;
+  checked.check_invariants = false;
+  return diff_case(golden_file, golden::TensorFile::open(actual_path), checked);
+}
+
+CaseReport diff_case(const golden::TensorFile& golden_file, const golden::TensorFile& actual,
+                     const DiffOptions& options) {
+  return diff_case(GoldenView(golden_file), actual, options);
+}
+
+CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, const DiffOptions& options) {
+  const golden::TensorFile& golden_file = g.file();
+  if (options.check_invariants) golden::require_golden_invariants(golden_file);  // unsound: no bound
+  const cases::Case& gc = g.golden_case();
+  const fs::path& golden_path = golden_file.path();
+  const fs::path& actual_path = actual.path();
   CaseReport rep;
   rep.case_id = gc.id;
   rep.description = cases::describe(gc);
   rep.golden = golden_path;
   rep.actual = actual_path;
-  if (gc.kernel == CaseKernel::reshape_and_cache) {
-    diff_cache_write(rep, gc, g, golden::TensorFile::open(actual_path));
+  const kinds::KernelKind& kind = kinds::kind_of(gc);
+  if (!kind.traits().attends) {  // its outputs are the caches it writes
+    diff_cache_write(rep, gc, g, actual);
     return rep;
   }
   const CaseGeometry geo =
       CaseGeometry::make(gc, g.tensor("block_tables"), g.tensor("seq_lens"),
-                         gc.kernel == CaseKernel::prefix ? &g.tensor("query_start_loc") : nullptr);
+                         kind.traits().new_tokens ? &g.tensor("query_start_loc") : nullptr);
 
-  const golden::TensorFile actual = golden::TensorFile::open(actual_path);
   std::map<std::string, std::string> present;  // canonical name -> name in ACTUAL
   const auto& inputs = golden::golden_input_names(gc.kernel);
   for (const auto& name : actual.names()) {
@@ -356,15 +299,18 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
     if (!inserted)
       rep.notes.push_back("ignored '" + name + "': '" + it->second + "' already provides " + canonical);
   }
-  if (present.empty())
-    fail(actual_path.string(), ": holds none of the outputs of a ", cases::to_string(gc.kernel), " case (",
-         join(comparable_outputs(gc.kernel)),
-         gc.kernel == CaseKernel::decode ? "; or tmp_out, max_logits, exp_sums" : "",
+  if (present.empty()) {
+    std::vector<std::string> vllm_names;  // the partials' vLLM argument names
+    for (const auto& o : kind.traits().outputs)
+      if (o.judged == Judged::partial && !o.aliases.empty()) vllm_names.emplace_back(o.aliases.front());
+    fail(actual_path.string(), ": holds none of the outputs of a ", kind.name(), " case (",
+         join(comparable_outputs(kind)), vllm_names.empty() ? "" : "; or " + join(vllm_names),
          "); it has: ", join(actual.names()));
+  }
 
   const bool other_partitioning = drop_other_partitioning(rep, gc, g, actual, present);
   std::optional<golden::GoldenTensors> whole_golden;  // read once, only to name a failure
-  for (const auto& name : comparable_outputs(gc.kernel)) {
+  for (const auto& name : comparable_outputs(kind)) {
     if (!present.count(name)) continue;
     const Tensor& golden_tensor = g.tensor(name);
     const Tensor vendor = actual.read(present.at(name), golden_tensor.dtype());
@@ -377,27 +323,30 @@ CaseReport diff_case(const fs::path& golden_path, const fs::path& actual_path, c
     in.golden_shape = golden_tensor.shape();
     in.golden_dtype = golden_tensor.dtype();
     in.policy = policy_for(name, in.golden_dtype, options);
-    if (is_final_output(name)) {
+    if (in.policy.rule == Rule::bitwise) {
+      in.expected = &g.values(name);
+      in.reference = name + (g.recomputed(name) ? " recomputed from the golden's inputs" : " of the golden");
+    } else if (is_final_output(kind, name)) {
       in.expected = &g.values("out_exact");
       in.rounded = &g.values("out");
       in.reference =
           g.recomputed("out_exact") ? "out_exact (recomputed: the golden leaves it out)" : "out_exact";
     } else if (in.policy.rule == Rule::flash) {
       in.reference = "the exact V2's " + name.substr(3) + " (recomputed from the golden's inputs)";
-      in.expected = &g.exact_partial(name, gc);
+      in.expected = &g.exact_partial(name);
     } else {
       in.expected = &g.values(name);
       in.reference = name + (g.recomputed(name) ? " recomputed from the golden's inputs (kernel precision)"
                                                 : " of the golden (kernel precision)");
     }
-    if (in.policy.rule == Rule::flash) in.kernels = kernel_references(g, gc.kernel, name);
+    if (in.policy.rule == Rule::flash) in.kernels = kernel_references(g, kind, name);
     rep.tensors.push_back(compare_tensor(in));
     TensorReport& t = rep.tensors.back();
     if (!t.passed && t.policy.rule == Rule::flash && t.problem.empty()) {
       // What the failure matches instead: a final output, the oracle with a convention changed (a
       // scale ignored, the window ignored, ...); any tensor, a constant ratio.
       std::optional<Verdict> named;
-      if (is_final_output(name)) {
+      if (is_final_output(kind, name)) {
         if (!whole_golden) whole_golden = golden::read_golden(golden_file);
         named = diagnose_output(*whole_golden, t, vendor);
       } else {

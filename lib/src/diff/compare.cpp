@@ -266,6 +266,9 @@ TensorReport compare_tensor(const CompareInput& in) {
       const bool global = !(err <= r.bound);
       global_mismatches += global;
       mismatch = global || !(err <= row_bound[static_cast<std::size_t>(i / row_len)]);
+    } else if (p.rule == Rule::bitwise) {
+      // Same dtypes (a dtype mismatch fails before), so equal values with equal signs are equal bits.
+      mismatch = !(ai == ei && std::signbit(ai) == std::signbit(ei));
     } else if (p.rule == Rule::elementwise) {
       mismatch = !(err <= p.atol + p.rtol * std::fabs(ei));
     } else {

@@ -11,6 +11,7 @@
 #include "pao/golden/reader.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::diff {
 
@@ -21,12 +22,12 @@ using cases::CaseKernel;
 /// One convention a vendor may have chosen differently, applied to the kernel's arguments.
 struct Variant {
   std::string name;
-  std::function<void(AttentionOptions&, NewKVSource&)> apply;
+  kinds::KernelKind::ConventionChange apply;
 };
 
 std::vector<Variant> variants_of(const cases::Case& c) {
   std::vector<Variant> v;
-  const bool fp8 = c.kv_cache_dtype != cases::KVCacheDType::auto_dtype;
+  const bool fp8 = c.quantised_cache();
   if (fp8) {
     v.push_back({"k_scale and v_scale ignored", [](AttentionOptions& o, NewKVSource&) {
                    o.k_scale = o.v_scale = 1.0f;
@@ -54,7 +55,7 @@ std::vector<Variant> variants_of(const cases::Case& c) {
   if (c.alibi) v.push_back({"ALiBi ignored", [](AttentionOptions& o, NewKVSource&) { o.alibi_slopes = {}; }});
   if (c.soft_cap > 0)
     v.push_back({"the soft-cap ignored", [](AttentionOptions& o, NewKVSource&) { o.soft_cap = 0; }});
-  if (c.kernel == CaseKernel::prefix && fp8 && c.cache_new_tokens)
+  if (kinds::kind_of(c).traits().new_tokens && fp8 && c.cache_new_tokens)
     v.push_back({"the new tokens read from the other source (key / value vs the quantised cache)",
                  [](AttentionOptions&, NewKVSource& s) {
                    s = s == NewKVSource::cache ? NewKVSource::input : NewKVSource::cache;
@@ -64,18 +65,7 @@ std::vector<Variant> variants_of(const cases::Case& c) {
 
 /// The exact output of the golden's tensors with `variant` applied, as doubles.
 std::vector<double> exact_with(const golden::GoldenTensors& g, const Variant& variant) {
-  const cases::Case& c = g.golden_case;
-  if (c.kernel == CaseKernel::decode) {
-    const cases::DecodeCase dc = golden::decode_case_of(g);
-    DecodeArgs a = dc.args();
-    NewKVSource unused = NewKVSource::input;
-    variant.apply(a.options, unused);
-    return paged_attention_v1(a, Precision::exact, cases::kernel_config(c)).out_f64.to_f64();
-  }
-  const cases::PrefixCase pc = golden::prefix_case_of(g);
-  PrefixArgs a = pc.args();
-  variant.apply(a.options, a.new_kv_source);
-  return prefix_attention(a, Precision::exact, cases::kernel_config(c)).out_f64.to_f64();
+  return kinds::kind_of(g.golden_case).exact_with(g, variant.apply).to_f64();
 }
 
 std::string sci(double v) {
@@ -85,9 +75,9 @@ std::string sci(double v) {
   return os.str();
 }
 
-/// Decode: the sequences longer than the window are exactly the wrong ones.
+/// A row per sequence (decode): the sequences longer than the window are exactly the wrong ones.
 std::optional<Verdict> longer_than_window(const cases::Case& c, const TensorReport& r) {
-  if (c.sliding_window == 0 || c.kernel != CaseKernel::decode || r.per_seq.size() != c.seq_lens.size())
+  if (c.sliding_window == 0 || kinds::kind_of(c).traits().new_tokens || r.per_seq.size() != c.seq_lens.size())
     return std::nullopt;
   bool all_long_wrong = true, any_long = false, short_clean = true;
   for (std::size_t s = 0; s < c.seq_lens.size(); ++s) {
@@ -141,8 +131,7 @@ std::optional<Verdict> uniform_ratio_verdict(const std::vector<double>& actual,
 std::optional<Verdict> diagnose_output(const golden::GoldenTensors& g, const TensorReport& report,
                                        const Tensor& actual) {
   const cases::Case& c = g.golden_case;
-  if (report.passed || !report.problem.empty() || c.kernel == CaseKernel::reshape_and_cache)
-    return std::nullopt;
+  if (report.passed || !report.problem.empty() || !kinds::kind_of(c).traits().attends) return std::nullopt;
   const std::vector<double> a = actual.to_f64();
   const Tensor* exact = g.find("out_exact");
   double max_exact = 0;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "pao/core/error.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::diff {
@@ -20,9 +21,24 @@ std::vector<std::int32_t> i32_values(const Tensor& t, std::string_view name) {
 }  // namespace
 
 OutputLayout layout_of(std::string_view name, cases::CaseKernel kernel) {
-  if (kernel == cases::CaseKernel::prefix) return OutputLayout::token_head_dim;
-  if (name == "v2.tmp_out") return OutputLayout::seq_head_partition_dim;
-  if (name == "v2.max_logits" || name == "v2.exp_sums") return OutputLayout::seq_head_partition;
+  const kinds::KernelKind& kind = kinds::kind_of(kernel);
+  const kinds::OutputSpec* spec = kind.output(name);
+  // Not an output of the kind (the oracle's reduce of a vendor's partials): a row per sequence,
+  // or per new token.
+  const kinds::RowLayout layout = spec != nullptr            ? spec->layout
+                                  : kind.traits().new_tokens ? kinds::RowLayout::per_token
+                                                             : kinds::RowLayout::per_sequence;
+  switch (layout) {
+    case kinds::RowLayout::per_sequence_partition_dim:
+      return OutputLayout::seq_head_partition_dim;
+    case kinds::RowLayout::per_sequence_partition:
+      return OutputLayout::seq_head_partition;
+    case kinds::RowLayout::per_token:
+      return OutputLayout::token_head_dim;
+    case kinds::RowLayout::per_sequence:
+    case kinds::RowLayout::cache:
+      break;
+  }
   return OutputLayout::seq_head_dim;
 }
 
@@ -46,8 +62,9 @@ CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables
           shape_to_string(block_tables.shape()), ", expected [", c.num_seqs, ", columns]");
   g.block_tables = i32_values(block_tables, "block_tables");
   g.table_columns = static_cast<std::int32_t>(block_tables.size(1));
-  if (c.kernel == cases::CaseKernel::prefix) {
-    require(query_start_loc != nullptr, "golden: a prefix golden needs query_start_loc");
+  if (kinds::kind_of(c).traits().new_tokens) {
+    require(query_start_loc != nullptr, "golden: a ", kinds::kind_of(c).name(),
+            " golden needs query_start_loc");
     g.query_start_loc = i32_values(*query_start_loc, "query_start_loc");
     require(g.query_start_loc.size() == static_cast<std::size_t>(c.num_seqs) + 1,
             "golden query_start_loc: ", g.query_start_loc.size(),
@@ -114,12 +131,7 @@ Location locate(const CaseGeometry& g, OutputLayout layout, const Shape& shape, 
   Location loc;
   loc.flat = flat;
   loc.coords = coords_of(g, layout, shape, flat);
-  loc.index.resize(shape.size());
-  std::int64_t rest = flat;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    loc.index[d] = rest % shape[d];
-    rest /= shape[d];
-  }
+  loc.index = index_of_flat(shape, flat);
   const Coords& c = loc.coords;
   if (c.seq < 0 || c.seq >= g.num_seqs) return loc;
   const std::int32_t len = g.seq_lens[static_cast<std::size_t>(c.seq)];

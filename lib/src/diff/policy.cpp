@@ -58,19 +58,6 @@ std::pair<double, double> torch_tolerances(DType dtype) {
   }
 }
 
-double unit_roundoff(DType dtype) {
-  switch (dtype) {
-    case DType::f16:
-      return 0x1p-11;
-    case DType::bf16:
-      return 0x1p-8;
-    case DType::f64:
-      return 0x1p-53;
-    default:
-      return 0x1p-24;
-  }
-}
-
 Policy default_policy(std::string_view tensor, DType golden_dtype) {
   Policy p;
   // Every output, partials included, is judged against the exact computation (the diff runs the
@@ -131,8 +118,10 @@ PolicyOverride parse_policy_override(std::string_view arg) {
         o.rule = Rule::elementwise;
       } else if (value == "nmse") {
         o.rule = Rule::nmse;
+      } else if (value == "bitwise") {
+        o.rule = Rule::bitwise;
       } else {
-        fail("--policy ", arg, ": rule = '", value, "' (expected flash, elementwise or nmse)");
+        fail("--policy ", arg, ": rule = '", value, "' (expected flash, elementwise, nmse or bitwise)");
       }
     } else if (key == "k") {
       o.k = parse_number(arg, key, value), flash_keys = true;
@@ -195,7 +184,7 @@ std::string describe(const Policy& p) {
     case Rule::nmse:
       return "nmse: sum (a - e)^2 / sum e^2 <= " + number(p.nmse);
     case Rule::bitwise:
-      return "bitwise: every element of the written cache equals the golden's";
+      return "bitwise: every element equals the golden's, bit for bit";
   }
   return "?";
 }

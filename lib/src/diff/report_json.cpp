@@ -80,7 +80,8 @@ ojson tensor_json(const CaseReport& c, const TensorReport& t) {
     j["criteria"] = criteria;
   } else if (t.policy.rule == Rule::elementwise) {
     j["threshold"] = {{"atol", t.policy.atol}, {"rtol", t.policy.rtol}};
-  } else if (t.policy.rule == Rule::bitwise) {  // a written cache: mismatches, pattern, per seq / head
+  } else if (t.policy.rule == Rule::bitwise &&
+             !t.worst_abs) {  // a written cache: mismatches, pattern, per seq / head
     j["threshold"] = {{"mismatched", 0}};
     j["golden_dtype"] = std::string(dtype_name(t.golden_dtype));
     j["actual_dtype"] = std::string(dtype_name(t.actual_dtype));
@@ -92,6 +93,8 @@ ojson tensor_json(const CaseReport& c, const TensorReport& t) {
     j["per_seq"] = tallies(t.per_seq, "seq", false);
     j["per_kv_head"] = tallies(t.per_head, "head", false);
     return j;
+  } else if (t.policy.rule == Rule::bitwise) {
+    j["threshold"] = {{"mismatched", 0}};
   } else {
     j["threshold"] = {{"nmse", t.policy.nmse}};
   }

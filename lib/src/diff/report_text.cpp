@@ -110,7 +110,8 @@ void tensor_text(std::ostringstream& os, const TensorReport& t, const TextOption
     os << "\n";
   }
   if (t.passed && !options.verbose) return;
-  if (t.policy.rule == Rule::bitwise) {  // a cache write: where, and the pattern
+  if (t.policy.rule == Rule::bitwise &&
+      !t.worst_abs) {  // a cache write (no worst element): where, the pattern
     if (!t.passed)
       os << "      pattern: " << to_string(t.verdict.pattern) << " — " << t.verdict.detail << "\n";
     summary(os, "per seq:       ", "seq", t.per_seq, options.max_rows, false);
@@ -138,6 +139,12 @@ void tensor_text(std::ostringstream& os, const TensorReport& t, const TextOption
 }
 
 }  // namespace
+
+std::string render_tensor_text(const TensorReport& tensor, const TextOptions& options) {
+  std::ostringstream os;
+  tensor_text(os, tensor, options);
+  return os.str();
+}
 
 std::string render_text(const DiffReport& report, const TextOptions& options) {
   std::ostringstream os;

@@ -1,6 +1,7 @@
 // Tensor-by-tensor reading of safetensors files and npy folders (pao/golden/reader.hpp).
 #include "pao/golden/reader.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -67,9 +68,20 @@ TensorFile TensorFile::open(const fs::path& path) {
   return f;
 }
 
+TensorFile TensorFile::in_memory(const std::string& name, SafetensorsMetadata metadata,
+                                 std::vector<std::pair<std::string, Tensor>> tensors) {
+  TensorFile f;
+  f.path_ = name;
+  f.metadata_ = std::move(metadata);
+  f.memory_ = std::make_shared<const std::vector<std::pair<std::string, Tensor>>>(std::move(tensors));
+  return f;
+}
+
 std::vector<std::string> TensorFile::names() const {
   std::vector<std::string> out;
-  if (npy_) {
+  if (memory_) {
+    for (const auto& [name, unused] : *memory_) out.push_back(name);
+  } else if (npy_) {
     for (const auto& [name, unused] : npy_files_) out.push_back(name);
   } else {
     for (const auto& e : header_.entries) out.push_back(e.name);
@@ -78,10 +90,18 @@ std::vector<std::string> TensorFile::names() const {
 }
 
 bool TensorFile::has(const std::string& name) const {
+  if (memory_)
+    return std::any_of(memory_->begin(), memory_->end(),
+                       [&](const auto& named) { return named.first == name; });
   return npy_ ? npy_files_.count(name) > 0 : header_.find(name) != nullptr;
 }
 
 Tensor TensorFile::read(const std::string& name, std::optional<DType> expected) const {
+  if (memory_) {
+    for (const auto& [n, t] : *memory_)
+      if (n == name) return Tensor::copy_of(t.view());
+    fail(path_.string(), ": no tensor '", name, "'");
+  }
   if (!npy_) {
     const SafetensorsEntry* e = header_.find(name);
     if (!e) fail(path_.string(), ": no tensor '", name, "'");

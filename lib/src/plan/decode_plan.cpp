@@ -8,19 +8,13 @@
 
 namespace pao {
 
-std::string to_string(DecodeKernel kernel) { return kernel == DecodeKernel::v1 ? "v1" : "v2"; }
-
 namespace {
 
-void check_shape(DecodeKernel kernel, const DecodeShape& s, std::span<const std::int32_t> seq_lens) {
+void check_shape(KernelVariant kernel, const DecodeShape& s, std::span<const std::int32_t> seq_lens) {
+  require(kernel == KernelVariant::v1 || kernel == KernelVariant::v2, "plan_decode: ", to_string(kernel),
+          " is not a decode kernel (v1 or v2)");
   check_launch_shape(s, seq_lens.size());
-  require(s.warp_size > 0 && s.threads_per_cta % s.warp_size == 0, "threads_per_cta = ", s.threads_per_cta,
-          " is not a multiple of warp_size = ", s.warp_size);
-  if (kernel == DecodeKernel::v2) {
-    require(s.partition_size > 0 && s.partition_size % s.block_size == 0,
-            "partition_size = ", s.partition_size,
-            " is not a positive multiple of block_size = ", s.block_size);
-  }
+  require_tuning(s, kernel == KernelVariant::v2 ? TuningUse::decode_v2 : TuningUse::decode_v1, s.block_size);
   require(s.max_seq_len >= 0, "max_seq_len = ", s.max_seq_len, ": must be >= 0");
   for (std::size_t i = 0; i < seq_lens.size(); ++i) {
     require(seq_lens[i] >= 0, "seq_lens[", i, "] = ", seq_lens[i], ": negative length");
@@ -31,13 +25,21 @@ void check_shape(DecodeKernel kernel, const DecodeShape& s, std::span<const std:
 
 }  // namespace
 
-DecodePlan plan_decode(DecodeKernel kernel, const DecodeShape& shape,
+std::int32_t resolved_max_seq_len(std::int32_t max_seq_len, std::span<const std::int32_t> seq_lens) {
+  if (max_seq_len != 0) return max_seq_len;  // vLLM passes it; 0 takes the longest sequence
+  for (const std::int32_t len : seq_lens) max_seq_len = std::max(max_seq_len, len);
+  return max_seq_len;
+}
+
+DecodePlan plan_decode(KernelVariant kernel, const DecodeShape& given,
                        std::span<const std::int32_t> seq_lens) {
+  DecodeShape shape = given;
+  shape.max_seq_len = resolved_max_seq_len(given.max_seq_len, seq_lens);
   check_shape(kernel, shape, seq_lens);
   DecodePlan plan;
   plan.kernel = kernel;
   plan.shape = shape;
-  const bool v2 = kernel == DecodeKernel::v2;
+  const bool v2 = kernel == KernelVariant::v2;
   plan.max_num_partitions = v2 ? max_num_partitions(shape.max_seq_len, shape.partition_size) : 1;
   plan.grid_x = shape.num_heads;
   plan.grid_y = shape.num_seqs;

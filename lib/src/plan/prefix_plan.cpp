@@ -19,12 +19,10 @@ void check_shape(const PrefixShape& s, std::span<const std::int32_t> seq_lens,
   check_launch_shape(s, seq_lens.size());
   require(query_lens.size() == seq_lens.size(), "query_lens has ", query_lens.size(),
           " entries but seq_lens has ", seq_lens.size());
-  require(s.block_m > 0 && s.block_m <= kMaxTile, "block_m = ", s.block_m, ": must be positive and at most ",
-          kMaxTile);
-  require(s.block_n > 0 && s.block_n <= kMaxTile, "block_n = ", s.block_n, ": must be positive and at most ",
-          kMaxTile);
-  require(s.context_tile > 0 && s.context_tile <= kMaxTile, "context_tile = ", s.context_tile,
-          ": must be positive and at most ", kMaxTile);
+  require_tuning(s, TuningUse::prefix, s.block_size);
+  for (const auto& [name, tile] : {std::pair{"block_m", s.block_m}, std::pair{"block_n", s.block_n},
+                                   std::pair{"context_tile", s.context_tile}})
+    require(tile <= kMaxTile, name, " = ", tile, ": at most ", kMaxTile);
   require(s.max_query_len >= 0, "max_query_len = ", s.max_query_len,
           ": must be >= 0 (0 = longest query_len)");
   for (std::size_t i = 0; i < seq_lens.size(); ++i) {

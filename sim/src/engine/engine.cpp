@@ -13,6 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "pao/core/error.hpp"
 
@@ -21,21 +24,104 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-enum class Phase : std::uint8_t { free, dispatching, flowing };
+/// The order of an SM's flowing CTAs: by cap, then by slot index.
+bool cap_order(double ca, std::int64_t oa, double cb, std::int64_t ob) {
+  return ca < cb || (ca == cb && oa < ob);
+}
 
-struct Slot {
+/// Up to this many flowing CTAs per SM, sort_by_cap() sorts by insertion.
+constexpr std::int64_t kInsertionSortMax = 64;
+
+/// Sorts an SM's k flowing CTAs by cap_order(): caps `c` and slot indices `o`, side by side, of
+/// which the first `sorted` are in order already. Returns the first position that changed.
+/// A rebuild recomputes caps that nearly keep their order (identical CTAs keep it, and
+/// insert_flow() puts a new CTA where identical ones would), so insertion sort costs O(k) there,
+/// where std::sort through the slots took a third of the engine's time on issue-bound grids;
+/// beyond kInsertionSortMax CTAs std::sort bounds the worst case. The key is unique, so either
+/// gives the same order.
+std::int64_t sort_by_cap(double* c, std::int64_t* o, std::int64_t k, std::int64_t sorted) {
+  if (sorted >= k) return k;
+  if (k > kInsertionSortMax) {
+    std::vector<std::pair<double, std::int64_t>> keyed(static_cast<std::size_t>(k));
+    for (std::int64_t j = 0; j < k; ++j) keyed[static_cast<std::size_t>(j)] = {c[j], o[j]};
+    std::sort(keyed.begin(), keyed.end());  // pairs compare as (cap, slot), as cap_order() does
+    for (std::int64_t j = 0; j < k; ++j) std::tie(c[j], o[j]) = keyed[static_cast<std::size_t>(j)];
+    return 0;
+  }
+  std::int64_t first_changed = k;
+  for (std::int64_t j = std::max<std::int64_t>(sorted, 1); j < k; ++j) {
+    const double cj = c[j];
+    const std::int64_t oj = o[j];
+    std::int64_t p = j;
+    for (; p > 0 && cap_order(cj, oj, c[p - 1], o[p - 1]); --p) {
+      c[p] = c[p - 1];
+      o[p] = o[p - 1];
+    }
+    c[p] = cj;
+    o[p] = oj;
+    if (p < j) first_changed = std::min(first_changed, p);
+  }
+  return first_changed;
+}
+
+/// A launch's per-SM arithmetic and issue rates, per microsecond (the same for all its CTAs).
+struct ComputeRates {
+  double flops_per_us = 0;
+  double issue_per_us = 0;
+};
+
+ComputeRates compute_rates(const Device& device, const Launch& launch) {
+  ComputeRates r;
+  r.flops_per_us =
+      (launch.compute == ComputeUnit::matrix_fp16 ? device.per_sm_fp16_flops() : device.per_sm_fp32_flops()) *
+      1e-6;
+  r.issue_per_us = device.per_sm_issue_rate() * 1e-6;
+  return r;
+}
+
+/// cta_compute_us() (engine.hpp) at a launch's rates.
+double cta_compute_us(const ComputeRates& rates, const CtaWork& work) {
+  const double arithmetic = work.flops > 0 && rates.flops_per_us > 0 ? work.flops / rates.flops_per_us : 0.0;
+  const double issue = work.warp_instructions > 0 && rates.issue_per_us > 0
+                           ? work.warp_instructions / rates.issue_per_us
+                           : 0.0;
+  return std::max(arithmetic, issue);
+}
+
+/// Which CTA a slot holds, since when (for the trace) and its cost class (CtaCosts); kept apart
+/// from the slot's hot state.
+struct Resident {
   std::int64_t cta = -1;
-  Phase phase = Phase::free;
-  bool capped = false;
   double start_t = 0;
-  double ready_t = kInf;  // dispatching: when the phase ends
+  std::int64_t cost_class = -1;
+};
+
+/// What the engine derives from a CTA's work before it runs. CTAs with identical work (grid
+/// neighbours, mostly: V2's full partitions, a fallback op's CTAs) share one, computed once, and
+/// its cost class: the first such CTA's index.
+struct CtaCosts {
+  const CtaWork* work = nullptr;  // the CTA these were computed for
+  std::int64_t cost_class = -1;
+  double compute_us = 0;      // cta_compute_us
+  double latency_us = 0;      // iterations x iteration_latency
+  double base_cap = kInf;     // min(bytes / latency, per-SM cap)
+  double k_threshold = kInf;  // bytes / (compute_us x base_cap); kInf without arithmetic or bytes
+};
+
+/// A CTA slot's timing state: a free slot has every time kInf; a dispatching one its ready_t; a
+/// flowing one its finish_t (capped) or its target (at the level), so the times say the phase.
+/// One cache line: every event scans its SM's slots.
+struct alignas(64) Slot {
+  double ready_t = kInf;  // dispatching: when the phase ends (kInf otherwise)
   double bytes = 0;
   double base_cap = kInf;     // min(bytes / latency floor, per-SM cap), bytes/us
   double compute_us = 0;      // arithmetic and issue alone on the SM (cta_compute_us)
-  double k_threshold = kInf;  // the arithmetic share binds when more CTAs than this compute
+  double k_threshold = kInf;  // the arithmetic share binds when more CTAs than this compute (kInf: none)
   double cap = 0;             // u_i
-  double finish_t = kInf;     // capped: when the last byte arrives
-  double target = kInf;       // level: the SM's Lambda at which the last byte arrives
+  double finish_t = kInf;     // capped: when the last byte arrives (kInf otherwise)
+  double target = kInf;       // level: the SM's Lambda at which the last byte arrives (kInf otherwise)
+
+  bool capped() const { return finish_t != kInf; }
 };
 
 /// An SM's bandwidth state. Mode GLOBAL: lambda_s = L and Lambda_s = Lambda_G + off. Mode LOCAL:
@@ -47,8 +133,12 @@ struct Sm {
   std::int64_t k = 0;          // flowing CTAs, sorted by (cap, slot) in the flat arrays
   std::int64_t computing = 0;  // flowing CTAs with arithmetic or instructions
   std::int64_t n_capped = 0;   // sorted positions [0, n_capped) are capped
-  double mu = kInf;            // level at which this SM alone reaches its cap
-  double min_k_threshold = kInf;
+  // Flowing CTAs of the cost class of the first CTA that flowed on the empty SM; when that is all
+  // of them, they share one cap and rebuild() computes it once.
+  std::int64_t uniform_class = -1, n_uniform = 0;
+  double mu = kInf;                     // level at which this SM alone reaches its cap
+  double min_k_threshold = kInf;        // over the flowing CTAs
+  std::int64_t at_min_k_threshold = 0;  // flowing CTAs whose k_threshold is min_k_threshold
   bool global = false;
   double lambda = kInf;
   double off = 0;
@@ -69,6 +159,7 @@ class KernelRun {
     sm_cap_ = d_.sm_bandwidth_cap_gbps * 1e3 / ratio;
     num_sms_ = d_.num_sms;
     occ_ = occ.ctas_per_sm;
+    compute_rates_ = compute_rates(d_, launch);
   }
 
   /// Runs the launch from `t0` (us); returns the end time.
@@ -78,6 +169,7 @@ class KernelRun {
     const auto n = static_cast<std::int64_t>(launch_.ctas.size());
     sms_.assign(S, Sm{});
     slots_.assign(S * static_cast<std::size_t>(occ_), Slot{});
+    residents_.assign(S * static_cast<std::size_t>(occ_), Resident{});
     caps_.assign(S * static_cast<std::size_t>(occ_), 0.0);
     order_.assign(S * static_cast<std::size_t>(occ_), 0);
     prefix_.assign(S * static_cast<std::size_t>(occ_ + 1), 0.0);
@@ -99,33 +191,24 @@ class KernelRun {
       // Simultaneous events are served one SM at a time in cyclic order after the last SM served:
       // when identical CTAs finish together, their successors spread over the SMs as in the first
       // wave instead of filling the lowest-numbered SM's slots first.
-      std::int64_t s_real = -1, s_virt = -1;
       double best_real = kInf, best_virt = kInf;
-      for (std::int64_t j = 1; j <= num_sms_; ++j) {
-        const std::int64_t s = (last_sm_ + j) % num_sms_;
-        const double r = real_next_[static_cast<std::size_t>(s)];
-        const double v = vkey_[static_cast<std::size_t>(s)];
-        if (r < best_real) {
-          best_real = r;
-          s_real = s;
-        }
-        if (v < best_virt) {
-          best_virt = v;
-          s_virt = s;
-        }
-      }
+      const std::int64_t s_real = earliest_sm(real_next_, best_real);
+      std::int64_t s_virt = -1;
       double t_virt = kInf;
-      if (s_virt >= 0 && level_ != kInf) t_virt = t_ + std::max(best_virt - lam_g_, 0.0) / level_;
-      std::int64_t s = s_real;
+      if (level_ != kInf) {  // else no CTA streams at the global level
+        s_virt = earliest_sm(vkey_, best_virt);
+        if (s_virt >= 0) t_virt = t_ + std::max(best_virt - lam_g_, 0.0) / level_;
+      }
+      std::int64_t next = s_real;
       double t = best_real;
       if (t_virt < best_real) {
-        s = s_virt;
+        next = s_virt;
         t = t_virt;
       }
-      if (s < 0) break;
+      if (next < 0) break;
       advance(std::max(t, t_));
-      handle(s);
-      last_sm_ = s;
+      handle(next);
+      last_sm_ = next;
       end = t_;
       emit_counters();
     }
@@ -155,6 +238,23 @@ class KernelRun {
   double* caps(std::int64_t s) { return caps_.data() + s * occ_; }
   std::int64_t* order(std::int64_t s) { return order_.data() + s * occ_; }
   double* prefix(std::int64_t s) { return prefix_.data() + s * (occ_ + 1); }
+
+  /// The SM with the smallest `key` below `best` (into `best`), -1 if none. SMs are taken
+  /// cyclically after the last one served, so that simultaneous events go round the SMs.
+  std::int64_t earliest_sm(const std::vector<double>& key, double& best) const {
+    std::int64_t at = -1;
+    const auto scan = [&](std::int64_t from, std::int64_t to) {
+      for (std::int64_t s = from; s < to; ++s) {
+        if (key[static_cast<std::size_t>(s)] < best) {
+          best = key[static_cast<std::size_t>(s)];
+          at = s;
+        }
+      }
+    };
+    scan(last_sm_ + 1, num_sms_);
+    scan(0, last_sm_ + 1);
+    return at;
+  }
 
   /// Lambda_s now.
   double lam_at(const Sm& m) const {
@@ -193,23 +293,38 @@ class KernelRun {
     t_ = t;
   }
 
+  /// The costs of CTA next_cta_, whose work is w: the previous CTA's when its work is the same.
+  const CtaCosts& costs_of(const CtaWork& w) {
+    const CtaWork* last = last_costs_.work;
+    if (last != nullptr && w.dram_bytes == last->dram_bytes && w.flops == last->flops &&
+        w.warp_instructions == last->warp_instructions && w.iterations == last->iterations)
+      return last_costs_;
+    CtaCosts& c = last_costs_;
+    c = CtaCosts{};
+    c.work = &w;
+    c.cost_class = next_cta_;
+    c.compute_us = cta_compute_us(compute_rates_, w);
+    c.latency_us = static_cast<double>(w.iterations) * d_.iteration_latency_us;
+    c.base_cap = std::min(sm_cap_, c.latency_us > 0 ? w.dram_bytes / c.latency_us : kInf);
+    if (c.compute_us > 0 && w.dram_bytes > 0) c.k_threshold = w.dram_bytes / (c.compute_us * c.base_cap);
+    return c;
+  }
+
   void dispatch(std::int64_t s, std::int64_t slot_index) {
     Sm& m = sm(s);
     account(m);
     Slot& sl = slot(slot_index);
     const CtaWork& w = launch_.ctas[static_cast<std::size_t>(next_cta_)];
+    const CtaCosts& costs = costs_of(w);
     sl = Slot{};
-    sl.cta = next_cta_++;
-    sl.phase = Phase::dispatching;
-    sl.start_t = t_;
+    residents_[static_cast<std::size_t>(slot_index)] = {next_cta_++, t_, costs.cost_class};
     sl.bytes = w.dram_bytes;
-    sl.compute_us = cta_compute_us(d_, launch_, w);
-    const double latency = static_cast<double>(w.iterations) * d_.iteration_latency_us;
-    sl.base_cap = std::min(sm_cap_, latency > 0 ? w.dram_bytes / latency : kInf);
-    if (sl.compute_us > 0 && w.dram_bytes > 0) sl.k_threshold = w.dram_bytes / (sl.compute_us * sl.base_cap);
+    sl.compute_us = costs.compute_us;
+    sl.base_cap = costs.base_cap;
+    sl.k_threshold = costs.k_threshold;
     sl.ready_t = t_ + d_.cta_dispatch_overhead_us;
     // A CTA that moves no bytes only pays its latency and arithmetic, alone on its SM's units.
-    if (w.dram_bytes <= 0) sl.ready_t += latency + sl.compute_us;
+    if (w.dram_bytes <= 0) sl.ready_t += costs.latency_us + sl.compute_us;
     ++m.resident;
     ++events_;
   }
@@ -218,9 +333,11 @@ class KernelRun {
     Sm& m = sm(s);
     account(m);
     Slot& sl = slot(slot_index);
-    if (trace_ != nullptr)
-      trace_->cta(index_, s, slot_index - m.first_slot, sl.start_t, t_,
-                  launch_.ctas[static_cast<std::size_t>(sl.cta)]);
+    if (trace_ != nullptr) {
+      const Resident& r = residents_[static_cast<std::size_t>(slot_index)];
+      trace_->cta(index_, s, slot_index - m.first_slot, r.start_t, t_,
+                  launch_.ctas[static_cast<std::size_t>(r.cta)]);
+    }
     sl = Slot{};
     --m.resident;
     ++events_;
@@ -240,7 +357,7 @@ class KernelRun {
     if (m.min_ready <= m.min_finish && m.min_ready <= t_level) {
       const std::int64_t i = m.ready_slot;
       if (slot(i).bytes > 0) {
-        slot(i).phase = Phase::flowing;
+        slot(i).ready_t = kInf;
         ++events_;
         insert_flow(s, i);
         after_flow_change(s);
@@ -256,21 +373,17 @@ class KernelRun {
     after_flow_change(s);
   }
 
-  double cap_with(const Slot& sl, std::int64_t computing) const {
-    if (sl.compute_us <= 0 || static_cast<double>(computing) <= sl.k_threshold) return sl.base_cap;
-    return std::min(sl.base_cap, sl.bytes / (static_cast<double>(computing) * sl.compute_us));
-  }
-
-  /// Bytes a flowing CTA still has to move, now.
-  double remaining(const Sm& m, const Slot& sl) const {
-    const double r = sl.capped ? (sl.finish_t - t_) * sl.cap : sl.target - lam_at(m);
-    return std::max(r, 0.0);
+  /// u_i while `computing` CTAs share the SM's arithmetic and issue: the base cap until more than
+  /// k_threshold of them compute (kInf for a CTA without arithmetic or instructions), then the
+  /// lower of it and the CTA's share, bytes / (computing x compute_us).
+  static double cap_with(const Slot& sl, double computing) {
+    return computing <= sl.k_threshold ? sl.base_cap
+                                       : std::min(sl.base_cap, sl.bytes / (computing * sl.compute_us));
   }
 
   /// Gives a flowing CTA with `rem` bytes left a state valid now: capped if its sorted position is
   /// inside the capped prefix, else at the level.
   void place(const Sm& m, Slot& sl, double rem, bool capped) {
-    sl.capped = capped;
     if (capped) {
       sl.finish_t = t_ + rem / sl.cap;
       sl.target = kInf;
@@ -297,17 +410,39 @@ class KernelRun {
     }
   }
 
+  /// Counts a flowing CTA's k_threshold into its SM's minimum. The count of CTAs at the minimum
+  /// spares remove_flow() a rescan of the SM's CTAs unless the last of them leaves.
+  static void add_k_threshold(Sm& m, double k_threshold) {
+    if (k_threshold < m.min_k_threshold) {
+      m.min_k_threshold = k_threshold;
+      m.at_min_k_threshold = 1;
+    } else if (k_threshold == m.min_k_threshold) {
+      ++m.at_min_k_threshold;
+    }
+  }
+
   void insert_flow(std::int64_t s, std::int64_t i) {
     Sm& m = sm(s);
     Slot& sl = slot(i);
+    const std::int64_t cost_class = residents_[static_cast<std::size_t>(i)].cost_class;
+    if (m.k == 0) {
+      m.uniform_class = cost_class;
+      m.n_uniform = 0;
+    }
+    if (cost_class == m.uniform_class) ++m.n_uniform;
     const std::int64_t computing = m.computing + (sl.compute_us > 0 ? 1 : 0);
     const bool caps_unchanged = static_cast<double>(computing) <= std::min(m.min_k_threshold, sl.k_threshold);
     m.computing = computing;
-    m.min_k_threshold = std::min(m.min_k_threshold, sl.k_threshold);
+    add_k_threshold(m, sl.k_threshold);
     sl.cap = sl.base_cap;
     if (!caps_unchanged) {
+      // Among identical CTAs, which share a cap, the order is by slot: start the CTA there, so
+      // that rebuild() usually finds the order kept (any other order it sorts).
+      std::int64_t* o = order(s);
+      std::int64_t p = m.k;
+      for (; p > 0 && o[p - 1] > i; --p) o[p] = o[p - 1];
+      o[p] = i;
       ++m.k;
-      order(s)[m.k - 1] = i;
       rebuild(s);
       return;
     }
@@ -333,49 +468,84 @@ class KernelRun {
     const Slot& sl = slot(i);
     const bool caps_were_base = static_cast<double>(m.computing) <= m.min_k_threshold;
     m.computing -= sl.compute_us > 0 ? 1 : 0;
+    if (residents_[static_cast<std::size_t>(i)].cost_class == m.uniform_class) --m.n_uniform;
     double* c = caps(s);
     std::int64_t* o = order(s);
     std::int64_t p = 0;
     while (o[p] != i) ++p;
-    for (std::int64_t j = p; j + 1 < m.k; ++j) {
-      c[j] = c[j + 1];
-      o[j] = o[j + 1];
-    }
+    for (std::int64_t j = p; j + 1 < m.k; ++j) o[j] = o[j + 1];
     --m.k;
     if (p < m.n_capped) --m.n_capped;
-    m.min_k_threshold = kInf;
-    for (std::int64_t j = 0; j < m.k; ++j)
-      m.min_k_threshold = std::min(m.min_k_threshold, slot(o[j]).k_threshold);
+    if (sl.k_threshold == m.min_k_threshold && --m.at_min_k_threshold == 0) {
+      m.min_k_threshold = kInf;  // the last CTA at the minimum left: rescan the others
+      for (std::int64_t j = 0; j < m.k; ++j) add_k_threshold(m, slot(o[j]).k_threshold);
+    }
     if (caps_were_base) {
+      for (std::int64_t j = p; j < m.k; ++j) c[j] = c[j + 1];
       recompute_sums(s, p);
     } else {
-      rebuild(s);  // the arithmetic share of the others grew
+      rebuild(s);  // the arithmetic share of the others grew: it recomputes every cap
     }
   }
 
   /// Recomputes every cap on SM s (the arithmetic share changed), re-sorts, and gives every CTA a
   /// capped state valid now; after_flow_change() then moves the boundary to the level.
   void rebuild(std::int64_t s) {
+    const Sm& m = sm(s);
+    const double computing = static_cast<double>(m.computing);
+    if (m.k > 0 && m.n_uniform == m.k) {  // one cost class: one cap, computed once
+      const double cap = cap_with(slot(order(s)[0]), computing);
+      rebuild_with<true>(s, [cap](const Slot&) { return cap; });
+    } else {
+      rebuild_with<false>(s, [computing](const Slot& sl) { return cap_with(sl, computing); });
+    }
+  }
+
+  /// rebuild() with each flowing CTA's new cap from cap_of(slot); kOneCap: the same for all, so
+  /// the CTAs are in order when their slots are (one integer test, not two floating-point ones).
+  template <bool kOneCap, class CapOf>
+  void rebuild_with(std::int64_t s, CapOf cap_of) {
     Sm& m = sm(s);
+    const std::int64_t k = m.k;
     std::int64_t* o = order(s);
     double* c = caps(s);
-    for (std::int64_t j = 0; j < m.k; ++j) {
+    double* p = prefix(s);
+    const double now = t_, lam = lam_at(m);
+    // Caps [0, in_order) are in order and their prefix sums done. Identical CTAs keep their order,
+    // so this pass usually leaves the sort and the sums nothing to do. The loop is the engine's
+    // hottest: each test it spares counts.
+    std::int64_t in_order = k;
+    double previous_cap = -kInf, sum = 0;
+    std::int64_t previous_slot = -1;
+    p[0] = 0;
+    for (std::int64_t j = 0; j < k; ++j) {
       Slot& sl = slot(o[j]);
-      // A CTA inserted this event has no state yet: all its bytes remain.
-      const double rem = sl.finish_t == kInf && sl.target == kInf ? sl.bytes : remaining(m, sl);
-      sl.cap = cap_with(sl, m.computing);
-      sl.finish_t = t_ + rem / sl.cap;
-      sl.target = kInf;
-      sl.capped = true;
+      // The bytes it still has to move; a CTA inserted this event is neither capped nor at the
+      // level yet and has all of them.
+      double rem = sl.bytes;
+      if (sl.capped()) {
+        rem = std::max((sl.finish_t - now) * sl.cap, 0.0);
+      } else if (sl.target != kInf) {
+        rem = std::max(sl.target - lam, 0.0);
+        sl.target = kInf;
+      }
+      const double cap = cap_of(sl);
+      sl.cap = cap;
+      sl.finish_t = now + rem / cap;
+      c[j] = cap;
+      if (in_order == k) {
+        if (kOneCap ? previous_slot < o[j] : cap_order(previous_cap, previous_slot, cap, o[j])) {
+          sum += cap;
+          p[j + 1] = sum;
+        } else {
+          in_order = j;
+        }
+      }
+      previous_cap = cap;
+      previous_slot = o[j];
     }
-    std::sort(o, o + m.k, [&](std::int64_t a, std::int64_t b) {
-      const double ca = slot(a).cap, cb = slot(b).cap;
-      return ca < cb || (ca == cb && a < b);
-    });
-    for (std::int64_t j = 0; j < m.k; ++j) c[j] = slot(o[j]).cap;
-    m.n_capped = m.k;
-    prefix(s)[0] = 0;
-    recompute_sums(s, 0);
+    m.n_capped = k;
+    recompute_sums(s, sort_by_cap(c, o, k, in_order));
   }
 
   /// Moves SM s to the mode and capped/level boundary that the global level L implies.
@@ -405,23 +575,21 @@ class KernelRun {
   void refresh(std::int64_t s) {
     Sm& m = sm(s);
     m.min_ready = m.min_finish = m.min_target = kInf;
+    // A slot's times are kInf outside their phase and state, so no branch on either: the scan
+    // runs on every event.
     for (std::int64_t i = m.first_slot; i < m.first_slot + occ_; ++i) {
       const Slot& sl = slot(i);
-      if (sl.phase == Phase::dispatching) {
-        if (sl.ready_t < m.min_ready) {
-          m.min_ready = sl.ready_t;
-          m.ready_slot = i;
-        }
-      } else if (sl.phase == Phase::flowing) {
-        if (sl.capped) {
-          if (sl.finish_t < m.min_finish) {
-            m.min_finish = sl.finish_t;
-            m.finish_slot = i;
-          }
-        } else if (sl.target < m.min_target) {
-          m.min_target = sl.target;
-          m.target_slot = i;
-        }
+      if (sl.ready_t < m.min_ready) {
+        m.min_ready = sl.ready_t;
+        m.ready_slot = i;
+      }
+      if (sl.finish_t < m.min_finish) {
+        m.min_finish = sl.finish_t;
+        m.finish_slot = i;
+      }
+      if (sl.target < m.min_target) {
+        m.min_target = sl.target;
+        m.target_slot = i;
       }
     }
     const auto u = static_cast<std::size_t>(s);
@@ -499,27 +667,31 @@ class KernelRun {
     return level;
   }
 
+  /// A per-SM quantity summed over the SMs in index order (the order fixes the rounding).
+  static double sum_over_sms(const std::vector<double>& per_sm) {
+    double sum = 0;
+    for (const double x : per_sm) sum += x;
+    return sum;
+  }
+
   /// After the flowing set of SM s changed: the new global level. Fast path: the other SMs keep
   /// their modes and boundaries, so L = (G - A) / B from the per-SM sums, checked against every
   /// SM's bounds; otherwise a full solve and every SM re-levelled.
   void after_flow_change(std::int64_t s) {
     apply_level(s, level_);
     refresh(s);
-    double U = 0, A = 0, B = 0;
-    for (std::size_t i = 0; i < static_cast<std::size_t>(num_sms_); ++i) {
-      U += u_[i];
-      A += a_[i];
-      B += b_[i];
-    }
+    const double U = sum_over_sms(u_);
     double next = kInf;
     bool full = false;
     if (U <= global_cap_ * (1 + 1e-12)) {
       next = kInf;
       full = level_ != kInf;
-    } else if (level_ == kInf || B <= 0) {
+    } else if (level_ == kInf) {
+      full = true;
+    } else if (const double B = sum_over_sms(b_); B <= 0) {
       full = true;
     } else {
-      next = (global_cap_ - A) / B;
+      next = (global_cap_ - sum_over_sms(a_)) / B;
       const double tol = 1e-12 * next;
       for (std::size_t i = 0; i < static_cast<std::size_t>(num_sms_) && !full; ++i)
         full = lo_[i] > next + tol || hi_[i] < next - tol;
@@ -557,6 +729,9 @@ class KernelRun {
   std::int64_t num_sms_ = 0, occ_ = 0;
   std::vector<Sm> sms_;
   std::vector<Slot> slots_;
+  std::vector<Resident> residents_;  // by slot
+  ComputeRates compute_rates_;
+  CtaCosts last_costs_;  // costs_of()'s memo
   std::vector<double> caps_, prefix_;
   std::vector<std::int64_t> order_;
   // Per SM, scanned every event: next real-time event, next level finish in Lambda_G units, and
@@ -577,14 +752,7 @@ class KernelRun {
 }  // namespace
 
 double cta_compute_us(const Device& device, const Launch& launch, const CtaWork& work) {
-  const double flops_per_us =
-      (launch.compute == ComputeUnit::matrix_fp16 ? device.per_sm_fp16_flops() : device.per_sm_fp32_flops()) *
-      1e-6;
-  const double issue_per_us = device.per_sm_issue_rate() * 1e-6;
-  const double arithmetic = work.flops > 0 && flops_per_us > 0 ? work.flops / flops_per_us : 0.0;
-  const double issue =
-      work.warp_instructions > 0 && issue_per_us > 0 ? work.warp_instructions / issue_per_us : 0.0;
-  return std::max(arithmetic, issue);
+  return cta_compute_us(compute_rates(device, launch), work);
 }
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace) {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "pao/cases/case_fields.hpp"
+
 namespace pao::sim {
 
 std::string device_summary(const Device& d) {
@@ -100,11 +102,8 @@ nlohmann::ordered_json result_to_json(const SimResult& r, const Device& d, const
   j["device"] = d.name;
   j["kernel"] = k.label();
   nlohmann::ordered_json wl;
-  wl["num_seqs"] = w.num_seqs;
-  wl["num_heads"] = w.num_heads;
-  wl["num_kv_heads"] = w.num_kv_heads;
-  wl["head_size"] = w.head_size;
-  wl["block_size"] = w.block_size;
+  cases::JsonFieldWriter<nlohmann::ordered_json> fields(wl);
+  cases::write_launch_shape(fields, w);
   wl["max_seq_len"] = w.effective_max_seq_len();
   wl["seq_lens"] = w.seq_lens;
   if (!w.query_lens.empty()) wl["query_lens"] = w.query_lens;

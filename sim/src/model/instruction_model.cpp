@@ -80,7 +80,7 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
   const double per_lane = kPrologue + 2 * block_reduction(g.warp_size, g.num_warps) +
                           rows_per_lane * 2 * log2_of(g.v_vecs_per_row) +
                           log2_of(g.num_warps) * (2 * rows_per_lane + 2) + 2 * rows_per_lane;
-  c.per_cta = warps * per_lane + (plan.kernel == DecodeKernel::v2 ? 4.0 : 0.0);
+  c.per_cta = warps * per_lane + (plan.kernel == KernelVariant::v2 ? 4.0 : 0.0);
   return c;
 }
 

@@ -31,11 +31,34 @@ double kv_dram_bytes(const Workload& w, const DecodePlan& plan, const AttentionC
   return kv / plan.num_queries_per_kv();
 }
 
+/// The work of one attention CTA without its indices, and the K/V part of its DRAM bytes.
+struct DecodeCtaWork {
+  CtaWork work;
+  double kv_dram_bytes = 0;
+};
+
+DecodeCtaWork decode_cta_work(const Workload& w, const DecodePlan& plan,
+                              const DecodeInstructionCost& instructions, const AttentionCta& cta) {
+  DecodeCtaWork c;
+  c.work.dram_bytes = decode_cta_dram_bytes(w, plan, cta);
+  if (cta.empty()) return c;
+  const std::int32_t blocks = cta.blocks(w.block_size).size();
+  // Logits and P.V are computed for every slot of every loaded block (masked after).
+  const double padded_tokens = static_cast<double>(blocks) * w.block_size;
+  c.work.flops = padded_tokens * (4.0 * w.head_size + 5.0);
+  // Each warp walks every num_warps-th block, once for Q.K and once for P.V; +2 for the
+  // cross-warp softmax reductions.
+  c.work.iterations = 2 * ceil_div(blocks, num_warps(plan)) + 2;
+  c.work.warp_instructions = decode_cta_warp_instructions(instructions, w, cta);
+  c.kv_dram_bytes = kv_dram_bytes(w, plan, cta);
+  return c;
+}
+
 }  // namespace
 
 double decode_cta_dram_bytes(const Workload& w, const DecodePlan& plan, const AttentionCta& cta) {
   if (cta.empty()) return 0.0;  // an empty V2 partition returns before touching memory
-  const bool v2 = plan.kernel == DecodeKernel::v2;
+  const bool v2 = plan.kernel == KernelVariant::v2;
   const double blocks = cta.blocks(w.block_size).size();
   const double query = w.head_size * act_bytes(w);
   const double block_table = blocks * 4.0;
@@ -53,19 +76,18 @@ double reduce_cta_dram_bytes(const Workload& w, const DecodePlan& /*plan*/, cons
 }
 
 DecodePlan decode_plan(const Device& device, const Workload& w, const KernelConfig& kernel) {
-  require(kernel.kind == KernelKind::v1 || kernel.kind == KernelKind::v2, "decode_plan: kernel ",
+  require(kernel.kind == KernelVariant::v1 || kernel.kind == KernelVariant::v2, "decode_plan: kernel ",
           to_string(kernel.kind), " is not a decode kernel");
   DecodeShape shape;
   static_cast<LaunchShape&>(shape) = w;
-  shape.max_seq_len = w.effective_max_seq_len();
-  shape.partition_size = kernel.partition_size;
-  shape.threads_per_cta = kernel.threads_per_cta;
-  shape.warp_size = static_cast<std::int32_t>(device.warp_size);
-  return plan_decode(kernel.kind == KernelKind::v1 ? DecodeKernel::v1 : DecodeKernel::v2, shape, w.seq_lens);
+  shape.max_seq_len = w.max_seq_len;  // 0: the plan takes the longest
+  static_cast<KernelTuning&>(shape) = kernel;
+  shape.warp_size = static_cast<std::int32_t>(device.warp_size);  // the device's warp, not the tuning's
+  return plan_decode(kernel.kind, shape, w.seq_lens);
 }
 
 std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kernel, const DecodePlan& plan) {
-  const bool v2 = plan.kernel == DecodeKernel::v2;
+  const bool v2 = plan.kernel == KernelVariant::v2;
   const std::int32_t warps = num_warps(plan);
   std::vector<Launch> launches;
 
@@ -80,23 +102,21 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
   attn.ctas.reserve(plan.ctas.size());
   const DecodeInstructionCost instructions = decode_instruction_cost(w, plan);
   double kv_dram_total = 0;
+  // A CTA's work depends on its counts of blocks and tokens only, so a CTA with the counts of the
+  // one before it (every full partition: millions at long contexts) reuses its numbers.
+  const AttentionCta* counted = nullptr;  // the CTA `cost` was computed for
+  DecodeCtaWork cost;
   for (const auto& cta : plan.ctas) {
-    CtaWork work;
+    if (counted == nullptr || cta.num_tokens() != counted->num_tokens() ||
+        cta.blocks(w.block_size).size() != counted->blocks(w.block_size).size()) {
+      cost = decode_cta_work(w, plan, instructions, cta);
+      counted = &cta;
+    }
+    CtaWork work = cost.work;
     work.seq = cta.seq;
     work.head = cta.head;
     work.partition = v2 ? cta.partition : -1;
-    work.dram_bytes = decode_cta_dram_bytes(w, plan, cta);
-    if (!cta.empty()) {
-      const std::int32_t blocks = cta.blocks(w.block_size).size();
-      // Logits and P.V are computed for every slot of every loaded block (masked after).
-      const double padded_tokens = static_cast<double>(blocks) * w.block_size;
-      work.flops = padded_tokens * (4.0 * w.head_size + 5.0);
-      // Each warp walks every num_warps-th block, once for Q.K and once for P.V; +2 for the
-      // cross-warp softmax reductions.
-      work.iterations = 2 * ceil_div(blocks, warps) + 2;
-      work.warp_instructions = decode_cta_warp_instructions(instructions, w, cta);
-      kv_dram_total += kv_dram_bytes(w, plan, cta);
-    }
+    kv_dram_total += cost.kv_dram_bytes;
     attn.ctas.push_back(work);
   }
   attn.logical_per_dram_byte = logical_ratio(w, attn.total_dram_bytes(), kv_dram_total);
@@ -128,12 +148,12 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
 std::vector<Launch> build_launches(const Device& device, const Workload& w, const KernelConfig& kernel) {
   validate_workload(w);
   switch (kernel.kind) {
-    case KernelKind::v1:
-    case KernelKind::v2:
+    case KernelVariant::v1:
+    case KernelVariant::v2:
       return decode_launches(w, kernel, decode_plan(device, w, kernel));
-    case KernelKind::prefix:
+    case KernelVariant::prefix:
       return prefix_launches(device, w, kernel);
-    case KernelKind::fallback:
+    case KernelVariant::fallback:
       return fallback_launches(device, w, kernel);
   }
   fail("build_launches: unknown kernel kind");

@@ -12,9 +12,7 @@ namespace pao::sim {
 PrefixPlan prefix_plan(const Workload& w, const KernelConfig& k) {
   PrefixShape shape;
   static_cast<LaunchShape&>(shape) = w;
-  shape.block_m = k.block_m;
-  shape.block_n = k.block_n;
-  shape.context_tile = k.context_tile;
+  static_cast<KernelTuning&>(shape) = k;
   std::vector<std::int32_t> query_lens = w.query_lens;
   if (query_lens.empty()) query_lens.assign(w.seq_lens.size(), 1);
   return plan_prefix(shape, w.seq_lens, query_lens);

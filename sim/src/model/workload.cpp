@@ -6,16 +6,13 @@
 #include <sstream>
 
 #include "pao/core/error.hpp"
+#include "pao/kinds/kernel_kind.hpp"
+#include "pao/plan/decode_plan.hpp"
 #include "pao/plan/launch_shape.hpp"
 
 namespace pao::sim {
 
-std::int32_t Workload::effective_max_seq_len() const {
-  if (max_seq_len > 0) return max_seq_len;
-  std::int32_t m = 0;
-  for (auto l : seq_lens) m = std::max(m, l);
-  return m;
-}
+std::int32_t Workload::effective_max_seq_len() const { return resolved_max_seq_len(max_seq_len, seq_lens); }
 
 std::string Workload::to_string() const {
   std::ostringstream os;
@@ -38,29 +35,15 @@ std::string Workload::to_string() const {
   return os.str();
 }
 
-std::string to_string(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::v1:
-      return "v1";
-    case KernelKind::v2:
-      return "v2";
-    case KernelKind::prefix:
-      return "prefix";
-    case KernelKind::fallback:
-      return "fallback";
-  }
-  return "?";
-}
-
 std::string KernelConfig::label() const {
   switch (kind) {
-    case KernelKind::v1:
+    case KernelVariant::v1:
       return "v1";
-    case KernelKind::v2:
+    case KernelVariant::v2:
       return "v2-" + std::to_string(partition_size);
-    case KernelKind::prefix:
+    case KernelVariant::prefix:
       return "prefix-" + std::to_string(block_m) + "x" + std::to_string(block_n);
-    case KernelKind::fallback:
+    case KernelVariant::fallback:
       return "fallback-" + std::to_string(fallback_tile);
   }
   return "?";
@@ -99,13 +82,13 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
   const std::string_view arg = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
   const bool has_arg = colon != std::string_view::npos;
   if (name == "v1") {
-    k.kind = KernelKind::v1;
+    k.kind = KernelVariant::v1;
     require(!has_arg, "kernel '", spec, "': v1 takes no parameter");
   } else if (name == "v2") {
-    k.kind = KernelKind::v2;
+    k.kind = KernelVariant::v2;
     if (has_arg) k.partition_size = parse_int(arg, "kernel v2:PARTITION_SIZE");
   } else if (name == "prefix") {
-    k.kind = KernelKind::prefix;
+    k.kind = KernelVariant::prefix;
     if (has_arg) {
       const auto x = arg.find('x');
       require(x != std::string_view::npos, "kernel '", spec,
@@ -114,7 +97,7 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
       k.block_n = parse_int(arg.substr(x + 1), "kernel prefix BLOCK_N");
     }
   } else if (name == "fallback") {
-    k.kind = KernelKind::fallback;
+    k.kind = KernelVariant::fallback;
     if (has_arg) k.fallback_tile = parse_int(arg, "kernel fallback:TILE_TOKENS");
   } else {
     fail("unknown kernel '", spec, "' (expected v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE])");
@@ -145,12 +128,13 @@ void validate_workload(const Workload& w) {
 }
 
 Workload workload_of(const cases::Case& c) {
-  require(c.kernel != cases::CaseKernel::reshape_and_cache, "case ", c.id,
-          ": a reshape_and_cache case has no attention kernel to time");
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  require(!kind.traits().variants.empty(), "case ", c.id, ": a ", kind.name(),
+          " case has no kernel the simulator times");
   Workload w;
   static_cast<LaunchShape&>(w) = c;
   w.seq_lens = c.seq_lens;
-  if (c.kernel == cases::CaseKernel::prefix) w.query_lens = c.query_lens;
+  if (kind.traits().new_tokens) w.query_lens = c.query_lens;
   w.max_seq_len = c.max_seq_len;
   w.dtype = c.dtype;
   w.kv_cache_dtype = c.cache_storage_dtype();
@@ -159,14 +143,7 @@ Workload workload_of(const cases::Case& c) {
 }
 
 KernelConfig kernel_defaults_of(const cases::Case& c, KernelConfig k) {
-  if (c.kernel == cases::CaseKernel::decode) {
-    k.partition_size = c.partition_size;
-    k.threads_per_cta = c.threads_per_cta;
-  } else {
-    k.block_m = c.block_m;
-    k.block_n = c.block_n;
-    k.context_tile = c.context_tile;
-  }
+  static_cast<KernelTuning&>(k) = c;
   return k;
 }
 

@@ -36,7 +36,7 @@ Workload cell_workload(const AdviseGrid& g, std::int32_t seqs, std::int32_t head
   return w;
 }
 
-bool is_v1(const KernelConfig& k) { return k.kind == KernelKind::v1; }
+bool is_v1(const KernelConfig& k) { return k.kind == KernelVariant::v1; }
 
 RuleScore score(const std::string& name, const AdviseResult& r, bool fa) {
   RuleScore s;
@@ -76,8 +76,8 @@ RuleScore score(const std::string& name, const AdviseResult& r, bool fa) {
 
 /// Preference among near-ties: V1 (one launch), vLLM's V2-512, then smaller partitions.
 int simplicity_rank(const KernelConfig& k) {
-  if (k.kind == KernelKind::v1) return 0;
-  if (k.partition_size == 512) return 1;
+  if (k.kind == KernelVariant::v1) return 0;
+  if (k.partition_size == KernelTuning{}.partition_size) return 1;
   return 2 + k.partition_size / 16;
 }
 
@@ -121,10 +121,10 @@ KernelConfig fa_choice(const Workload& w, const Device& d, const KernelConfig& d
   const int splits = fa_num_splits(work, d.num_sms * sm_factor, n_blocks);
   KernelConfig k = defaults;
   if (splits <= 1) {
-    k.kind = KernelKind::v1;
+    k.kind = KernelVariant::v1;
     return k;
   }
-  k.kind = KernelKind::v2;
+  k.kind = KernelVariant::v2;
   const std::int64_t keys = ceil_div<std::int64_t>(n_blocks, splits) * block_n;
   k.partition_size = static_cast<std::int32_t>(round_up<std::int64_t>(keys, w.block_size));
   return k;
@@ -134,23 +134,23 @@ AdviseResult run_advise(const Device& device, const AdviseGrid& g) {
   require(!g.num_seqs.empty() && !g.num_heads.empty() && !g.max_seq_lens.empty(), "advise: empty grid");
   AdviseResult r;
   KernelConfig v1 = g.kernel_defaults;
-  v1.kind = KernelKind::v1;
+  v1.kind = KernelVariant::v1;
   r.candidates.push_back(v1);
   for (auto p : g.partitions) {
     KernelConfig v2 = g.kernel_defaults;
-    v2.kind = KernelKind::v2;
+    v2.kind = KernelVariant::v2;
     v2.partition_size = p;
     r.candidates.push_back(v2);
   }
   const auto vllm_index = [&]() -> std::size_t {
     for (std::size_t i = 1; i < r.candidates.size(); ++i)
-      if (r.candidates[i].partition_size == 512) return i;
-    return r.candidates.size();  // 512 not among the candidates: added below
+      if (r.candidates[i].partition_size == KernelTuning{}.partition_size) return i;
+    return r.candidates.size();  // vLLM's partition not among the candidates: added below
   }();
   if (vllm_index == r.candidates.size()) {
     KernelConfig v2 = g.kernel_defaults;
-    v2.kind = KernelKind::v2;
-    v2.partition_size = 512;
+    v2.kind = KernelVariant::v2;
+    v2.partition_size = KernelTuning{}.partition_size;
     r.candidates.push_back(v2);
   }
   for (auto s : g.num_seqs)
@@ -234,7 +234,7 @@ std::string advised_rule_json(const AdviseResult& r, const Device& device) {
     row["max_seq_len"] = c.max_seq_len;
     const auto& k = r.candidates[c.advised];
     row["kernel"] = to_string(k.kind);
-    if (k.kind == KernelKind::v2) row["partition_size"] = k.partition_size;
+    if (k.kind == KernelVariant::v2) row["partition_size"] = k.partition_size;
     if (std::isfinite(c.times[c.advised])) {
       row["time_us"] = c.times[c.advised];
       row["speedup_vs_vllm"] = c.times[c.vllm] / c.times[c.advised];

@@ -204,10 +204,10 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     if (query_len != 1) w.query_lens.assign(w.seq_lens.size(), query_len);
     w.max_seq_len = to_int(get("max_seq_len", "0"), where("max_seq_len"));
     w.dtype = parse_dtype(get("dtype", "f16"), where("dtype"));
-    w.kv_cache_dtype =
-        cases::cache_storage_dtype(cases::parse_kv_cache_dtype(get("kv_cache_dtype", "auto")), w.dtype);
+    w.kv_cache_dtype = cases::parse_kv_cache_dtype(get("kv_cache_dtype", "auto")).value_or(w.dtype);
     KernelConfig defaults;
-    defaults.partition_size = to_int(get("partition_size", "512"), where("partition_size"));
+    const std::string vllm_partition = std::to_string(KernelTuning{}.partition_size);
+    defaults.partition_size = to_int(get("partition_size", vllm_partition), where("partition_size"));
     m.kernel = parse_kernel_spec(get("kernel", ""), defaults);
     m.time_us = to_number(get("time_us", ""), where("time_us"));
     require(m.time_us > 0, where("time_us"), ": must be positive");
@@ -435,7 +435,7 @@ std::string synthesize_measurements_csv(const Device& truth, double noise, std::
           if (!std::isfinite(t)) continue;  // e.g. V1 too long for shared memory
           char line[256];
           std::snprintf(line, sizeof line, "%s,%d,%d,%d,128,16,%d,%d,f16,auto,gpu,%.3f\n",
-                        m.kernel.kind == KernelKind::v1 ? "v1" : "v2", s, h, h, l, m.kernel.partition_size,
+                        m.kernel.kind == KernelVariant::v1 ? "v1" : "v2", s, h, h, l, m.kernel.partition_size,
                         t * std::exp(noise * n));
           os << line;
         }

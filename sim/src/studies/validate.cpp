@@ -11,8 +11,8 @@ namespace pao::sim {
 
 namespace {
 
-bool is_v1(const Measurement& m) { return m.kernel.kind == KernelKind::v1; }
-bool is_v2(const Measurement& m) { return m.kernel.kind == KernelKind::v2; }
+bool is_v1(const Measurement& m) { return m.kernel.kind == KernelVariant::v1; }
+bool is_v2(const Measurement& m) { return m.kernel.kind == KernelVariant::v2; }
 
 /// The scores of `pred` (one per row) against the measured times, groups judged as `groups` say.
 Scores score(const std::vector<Measurement>& measurements, const std::vector<ValidationRow>& rows,
@@ -116,8 +116,8 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
     for (auto i : g.rows) {
       const ValidationRow& row = r.rows[i];
       const Measurement& m = *row.measurement;
-      const std::string kernel = m.kernel.kind == KernelKind::v1 ? "v1"
-                                 : m.kernel.kind == KernelKind::v2
+      const std::string kernel = m.kernel.kind == KernelVariant::v1 ? "v1"
+                                 : m.kernel.kind == KernelVariant::v2
                                      ? "v2:" + std::to_string(m.kernel.partition_size)
                                      : "other";
       const double meas = m.time_us;

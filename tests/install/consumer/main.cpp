@@ -18,8 +18,7 @@ int main(int argc, char** argv) {
   }
   try {
     const pao::cases::DecodeCase c = pao::golden::load_decode_case(argv[1]);
-    const pao::DecodeOutputs kernel =
-        pao::paged_attention_v1(c.args(), pao::Precision::kernel, pao::cases::kernel_config(c.spec));
+    const pao::DecodeOutputs kernel = pao::paged_attention_v1(c.args(), pao::Precision::kernel, c.spec);
     const pao::Tensor expected = pao::golden::TensorFile::open(argv[1]).read("v1.out");
     const bool same = kernel.out.dtype() == expected.dtype() && kernel.out.shape() == expected.shape() &&
                       std::memcmp(kernel.out.bytes(), expected.bytes(), expected.nbytes()) == 0;

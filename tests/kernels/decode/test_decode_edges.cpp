@@ -46,8 +46,8 @@ bool all_finite(const Tensor& t) {
 TEST_CASE("an empty sequence gives out 0, max_logits -inf, exp_sums 0") {
   const cases::DecodeCase c = cases::make_decode_case(edge_spec());
   for (Precision prec : {Precision::exact, Precision::kernel}) {
-    const DecodeOutputs v1 = paged_attention_v1(c.args(), prec);
-    const DecodeOutputs v2 = paged_attention_v2(c.args(), prec);
+    const DecodeOutputs v1 = paged_attention_v1(c.args(), prec, c.spec);
+    const DecodeOutputs v2 = paged_attention_v2(c.args(), prec, c.spec);
     for (std::int64_t h = 0; h < 4; ++h) {
       for (std::int64_t d = 0; d < 32; ++d) {
         CHECK(v1.out.at({0, h, d}) == 0.0);
@@ -64,7 +64,7 @@ TEST_CASE("an empty sequence gives out 0, max_logits -inf, exp_sums 0") {
 TEST_CASE("partitions past a sequence's end hold tmp_out 0, max_logits -inf, exp_sums 0") {
   const cases::DecodeCase c = cases::make_decode_case(edge_spec());
   for (Precision prec : {Precision::exact, Precision::kernel}) {
-    const DecodeOutputs v2 = paged_attention_v2(c.args(), prec);
+    const DecodeOutputs v2 = paged_attention_v2(c.args(), prec, c.spec);
     REQUIRE(v2.max_logits.size(2) == 5);
     for (std::int64_t s = 0; s < 5; ++s) {
       const std::int64_t len = c.spec.seq_lens[static_cast<std::size_t>(s)];
@@ -81,7 +81,7 @@ TEST_CASE("partitions past a sequence's end hold tmp_out 0, max_logits -inf, exp
 
 TEST_CASE("a one-token sequence returns its value row") {
   const cases::DecodeCase c = cases::make_decode_case(edge_spec());
-  const DecodeOutputs o = paged_attention_v1(c.args(), Precision::exact);
+  const DecodeOutputs o = paged_attention_v1(c.args(), Precision::exact, c.spec);
   const std::int64_t block = static_cast<std::int64_t>(c.block_tables.at({1, 0}));
   for (std::int64_t h = 0; h < 4; ++h)
     for (std::int64_t d = 0; d < 32; ++d)
@@ -96,15 +96,15 @@ TEST_CASE("NaN poison in unused slots and block tails never reaches the output")
     clean_spec.poison_unused = false;
     const cases::DecodeCase clean = cases::make_decode_case(clean_spec);
     for (Precision prec : {Precision::exact, Precision::kernel}) {
-      const DecodeOutputs a = paged_attention_v2(poisoned.args(), prec);
-      const DecodeOutputs b = paged_attention_v2(clean.args(), prec);
+      const DecodeOutputs a = paged_attention_v2(poisoned.args(), prec, poisoned.spec);
+      const DecodeOutputs b = paged_attention_v2(clean.args(), prec, clean.spec);
       CHECK(all_finite(a.out));
       CHECK(test::bitwise_equal(a.out, b.out));
       CHECK(test::bitwise_equal(a.tmp_out, b.tmp_out));
       CHECK(test::bitwise_equal(a.max_logits, b.max_logits));
       CHECK(test::bitwise_equal(a.exp_sums, b.exp_sums));
-      const DecodeOutputs a1 = paged_attention_v1(poisoned.args(), prec);
-      const DecodeOutputs b1 = paged_attention_v1(clean.args(), prec);
+      const DecodeOutputs a1 = paged_attention_v1(poisoned.args(), prec, poisoned.spec);
+      const DecodeOutputs b1 = paged_attention_v1(clean.args(), prec, clean.spec);
       CHECK(all_finite(a1.out));
       CHECK(test::bitwise_equal(a1.out, b1.out));
       if (prec == Precision::exact) {
@@ -165,11 +165,11 @@ TEST_CASE("relabelling physical blocks, the NHD and HND layouts and strided quer
       TensorView(wide.bytes() + 32 * dtype_size(spec.dtype), spec.dtype, {5, 4, 32}, {256, 64, 1});
 
   for (Precision prec : {Precision::exact, Precision::kernel}) {
-    const DecodeOutputs ref = paged_attention_v2(c.args(), prec);
-    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(moved.args(), prec).out));
-    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(nhd.args(), prec).out));
-    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(hnd.args(), prec).out));
-    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(strided, prec).out));
+    const DecodeOutputs ref = paged_attention_v2(c.args(), prec, c.spec);
+    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(moved.args(), prec, moved.spec).out));
+    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(nhd.args(), prec, nhd.spec).out));
+    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(hnd.args(), prec, hnd.spec).out));
+    CHECK(test::bitwise_equal(ref.out, paged_attention_v2(strided, prec, c.spec).out));
   }
 }
 
@@ -198,7 +198,7 @@ TEST_CASE("a partition hidden by the sliding window holds tmp_out 0, max_logits 
       const std::int64_t first_visible = 40 - window;
       for (Precision prec : {Precision::exact, Precision::kernel}) {
         INFO(test::describe(spec), " exact=", prec == Precision::exact);
-        const DecodeOutputs v2 = paged_attention_v2(c.args(), prec);
+        const DecodeOutputs v2 = paged_attention_v2(c.args(), prec, c.spec);
         REQUIRE(v2.max_logits.size(2) == 5);
         std::int64_t hidden = 0;
         for (std::int64_t p = 0; p < 5; ++p) {
@@ -226,7 +226,7 @@ TEST_CASE("a partition hidden by the sliding window holds tmp_out 0, max_logits 
         // The hidden partitions drop out of the reduce: exact V2 equals V1 and the dense
         // reference.
         if (prec == Precision::exact) {
-          const auto a = v2.out_f64.to_f64(), b = paged_attention_v1(c.args(), prec).out_f64.to_f64();
+          const auto a = v2.out_f64.to_f64(), b = paged_attention_v1(c.args(), prec, c.spec).out_f64.to_f64();
           CHECK(test::max_abs_diff(a, b) <= 1e-12 * std::max(1.0, test::max_abs(b)));
           CHECK(test::max_abs_diff(b, test::dense_decode_reference(c)) <=
                 1e-12 * std::max(1.0, test::max_abs(b)));
@@ -256,7 +256,7 @@ TEST_CASE("a non-default scale multiplies q.k: exact precision equals the dense 
       spec.dtype = DType::bf16;
     }
     if (variant == 2) {
-      spec.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
+      spec.kv_cache_dtype = DType::fp8_e4m3;
       spec.k_scale = 0.5f;
       spec.v_scale = 0.25f;
     }
@@ -265,8 +265,8 @@ TEST_CASE("a non-default scale multiplies q.k: exact precision equals the dense 
     const cases::DecodeCase c = cases::make_decode_case(spec);
     const auto ref = test::dense_decode_reference(c);
     const double tol = 1e-12 * std::max(1.0, test::max_abs(ref));
-    const auto v1 = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
-    const auto v2 = paged_attention_v2(c.args(), Precision::exact).out_f64.to_f64();
+    const auto v1 = paged_attention_v1(c.args(), Precision::exact, c.spec).out_f64.to_f64();
+    const auto v2 = paged_attention_v2(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     CHECK(test::max_abs_diff(v1, ref) <= tol);
     CHECK(test::max_abs_diff(v2, ref) <= tol);
     // The scale is not a no-op: the default one gives a clearly different output.
@@ -288,15 +288,15 @@ TEST_CASE("V1 and the standalone reduce are bit-identical for 1, 2 and 3 threads
     const cases::DecodeCase c = cases::make_decode_case(spec);
     // Reduce inputs: V2's own partials, computed once (single-threaded).
     omp_set_num_threads(1);
-    const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel);
-    const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, spec.partition_size};
+    const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel, c.spec);
+    const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
     std::vector<DecodeOutputs> runs;  // per thread count: v1 kernel, v1 exact, reduce kernel, reduce exact
     for (int threads : {1, 2, 3}) {
       omp_set_num_threads(threads);
-      runs.push_back(paged_attention_v1(c.args(), Precision::kernel));
-      runs.push_back(paged_attention_v1(c.args(), Precision::exact));
-      runs.push_back(paged_attention_v2_reduce(r, Precision::kernel));
-      runs.push_back(paged_attention_v2_reduce(r, Precision::exact));
+      runs.push_back(paged_attention_v1(c.args(), Precision::kernel, c.spec));
+      runs.push_back(paged_attention_v1(c.args(), Precision::exact, c.spec));
+      runs.push_back(paged_attention_v2_reduce(r, Precision::kernel, c.spec));
+      runs.push_back(paged_attention_v2_reduce(r, Precision::exact, c.spec));
     }
     omp_set_num_threads(2);
     for (std::size_t k = 4; k < runs.size(); ++k) {

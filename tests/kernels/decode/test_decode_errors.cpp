@@ -7,6 +7,7 @@
 #include "pao/kernels/paged_attention.hpp"
 #include "support/decode_cases.hpp"
 #include "support/expect_error.hpp"
+#include "support/tuning.hpp"
 
 using namespace pao;
 
@@ -25,12 +26,12 @@ cases::Case small() {
 }
 
 void expect_error(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
-                  KernelConfig cfg = {}) {
+                  const KernelTuning& cfg = small()) {
   test::expect_error_from([&] { return paged_attention_v2(args, prec, cfg); }, fragment);
 }
 
 void expect_error_v1(const DecodeArgs& args, const std::string& fragment, Precision prec = Precision::exact,
-                     KernelConfig cfg = {}) {
+                     const KernelTuning& cfg = small()) {
   INFO("from V1");
   test::expect_error_from([&] { return paged_attention_v1(args, prec, cfg); }, fragment);
 }
@@ -71,8 +72,8 @@ TEST_CASE("shape, dtype and divisibility errors name the tensor and the rule") {
   expect_error(a, "must equal the query's (f16) or be fp8");
 
   a = c.args();
-  a.partition_size = 24;
-  expect_error(a, "partition_size = 24 is not a positive multiple of block_size = 16");
+  expect_error(a, "partition_size = 24 is not a positive multiple of block_size = 16", Precision::exact,
+               test::partitioned(24, small()));
 
   a = c.args();
   Tensor slopes(DType::f32, {3});
@@ -82,7 +83,7 @@ TEST_CASE("shape, dtype and divisibility errors name the tensor and the rule") {
 
 TEST_CASE("fp8 rules: head size divisible by x = 16, positive scales") {
   cases::Case s = small();
-  s.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
+  s.kv_cache_dtype = DType::fp8_e4m3;
   s.head_size = 32;
   cases::DecodeCase c = cases::make_decode_case(s);
   DecodeArgs a = c.args();
@@ -133,14 +134,14 @@ TEST_CASE("block tables and sequence lengths are checked where they are used") {
 
 TEST_CASE("kernel precision checks its thread geometry") {
   const cases::DecodeCase c = cases::make_decode_case(small());
-  expect_error(c.args(), "warp_size = 48", Precision::kernel, {48, 128});
-  expect_error(c.args(), "threads_per_cta = 96", Precision::kernel, {32, 96});
+  expect_error(c.args(), "warp_size = 48", Precision::kernel, test::gpu_tuning(48, 128));
+  expect_error(c.args(), "threads_per_cta = 96", Precision::kernel, test::gpu_tuning(32, 96));
   cases::Case s = small();
   s.kv_layout = KVLayout::nhd;
   s.block_size = 24;
   const cases::DecodeCase odd = cases::make_decode_case(s);
   expect_error(odd.args(), "block_size = 24: the kernel precision needs a power of two", Precision::kernel);
-  CHECK_NOTHROW(paged_attention_v1(odd.args(), Precision::exact));
+  CHECK_NOTHROW(paged_attention_v1(odd.args(), Precision::exact, odd.spec));
 }
 
 TEST_CASE("block_tables: a negative id in the used range, a wrong dtype or rank") {
@@ -163,8 +164,8 @@ TEST_CASE("block_tables: a negative id in the used range, a wrong dtype or rank"
   table = Tensor::copy_of(c.block_tables);
   table.set({1, 1}, -7);
   a.block_tables = table;
-  CHECK_NOTHROW(paged_attention_v2(a, Precision::exact));
-  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel));
+  CHECK_NOTHROW(paged_attention_v2(a, Precision::exact, c.spec));
+  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel, c.spec));
 
   const std::int64_t cols = c.block_tables.size(1);
   Tensor table_i64(DType::i64, {2, cols});
@@ -191,14 +192,13 @@ TEST_CASE("block_tables: a negative id in the used range, a wrong dtype or rank"
 TEST_CASE("negative partition_size and max_seq_len are rejected") {
   const cases::DecodeCase c = cases::make_decode_case(small());
   DecodeArgs a = c.args();
-  a.partition_size = -32;
   for (Precision prec : {Precision::exact, Precision::kernel})
-    expect_error(a, "partition_size = -32 is not a positive multiple of block_size = 16", prec);
-  a.partition_size = 0;
-  expect_error(a, "partition_size = 0 is not a positive multiple of block_size = 16");
+    expect_error(a, "partition_size = -32 is not a positive multiple of block_size = 16", prec,
+                 test::partitioned(-32, small()));
+  expect_error(a, "partition_size = 0 is not a positive multiple of block_size = 16", Precision::exact,
+               test::partitioned(0, small()));
   // V1 has no partitions: partition_size is not read.
-  a.partition_size = -32;
-  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel));
+  CHECK_NOTHROW(paged_attention_v1(a, Precision::kernel, test::partitioned(-32, small())));
 
   a = c.args();
   a.max_seq_len = -1;
@@ -236,7 +236,9 @@ TEST_CASE("the V1 entry point checks its inputs like V2") {
   a.max_seq_len = 10;
   expect_error_v1(a, "seq_lens[0] = 20 exceeds max_seq_len = 10");
 
-  expect_error_v1(c.args(), "KernelConfig: warp_size = 48 (supported: 32, 64)", Precision::kernel, {48, 128});
-  expect_error_v1(c.args(), "KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32",
-                  Precision::kernel, {32, 96});
+  expect_error_v1(c.args(), "kernel precision: warp_size = 48 (supported: 32, 64)", Precision::kernel,
+                  test::gpu_tuning(48, 128));
+  expect_error_v1(c.args(),
+                  "kernel precision: threads_per_cta = 96 must be a power-of-two number of warps of 32",
+                  Precision::kernel, test::gpu_tuning(32, 96));
 }

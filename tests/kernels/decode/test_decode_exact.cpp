@@ -6,6 +6,7 @@
 #include "support/decode_cases.hpp"
 #include "support/dense_reference.hpp"
 #include "support/lowp_reference.hpp"
+#include "support/tuning.hpp"
 
 using namespace pao;
 
@@ -14,7 +15,7 @@ TEST_CASE("exact V1 equals a dense fp64 attention to 1e-12 relative") {
     INFO(test::describe(spec));
     const cases::DecodeCase c = cases::make_decode_case(spec);
     const auto ref = test::dense_decode_reference(c);
-    const auto got = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
+    const auto got = paged_attention_v1(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     REQUIRE(got.size() == ref.size());
     const double tol = 1e-12 * test::max_abs(ref);
     CHECK(test::max_abs_diff(got, ref) <= tol);
@@ -41,8 +42,10 @@ TEST_CASE("exact V1 and V2 with per-KV-head fp8 scales equal the dense fp64 atte
     args.options.k_head_scales = k_heads;
     args.options.v_head_scales = v_heads;
     const double tol = 1e-12 * test::max_abs(ref);
-    CHECK(test::max_abs_diff(paged_attention_v1(args, Precision::exact).out_f64.to_f64(), ref) <= tol);
-    CHECK(test::max_abs_diff(paged_attention_v2(args, Precision::exact).out_f64.to_f64(), ref) <= tol);
+    CHECK(test::max_abs_diff(paged_attention_v1(args, Precision::exact, c.spec).out_f64.to_f64(), ref) <=
+          tol);
+    CHECK(test::max_abs_diff(paged_attention_v2(args, Precision::exact, c.spec).out_f64.to_f64(), ref) <=
+          tol);
     // The per-tensor reference differs, so the comparison above can tell the scales apart.
     CHECK(test::max_abs_diff(test::dense_decode_reference(c), ref) > 1e3 * tol);
   }
@@ -51,13 +54,12 @@ TEST_CASE("exact V1 and V2 with per-KV-head fp8 scales equal the dense fp64 atte
 TEST_CASE("exact V2 agrees with exact V1 for several partition sizes") {
   for (const auto& spec : test::all_decode_cases()) {
     const cases::DecodeCase c = cases::make_decode_case(spec);
-    const auto v1 = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
+    const auto v1 = paged_attention_v1(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     const double tol = 1e-12 * test::max_abs(v1);
     for (std::int32_t parts : {1, 2, 5, 64}) {
-      DecodeArgs args = c.args();
-      args.partition_size = spec.block_size * parts;
-      INFO(test::describe(spec), " partition_size=", args.partition_size);
-      const DecodeOutputs v2 = paged_attention_v2(args, Precision::exact);
+      const KernelTuning tuning = test::partitioned(spec.block_size * parts, spec);
+      INFO(test::describe(spec), " partition_size=", tuning.partition_size);
+      const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::exact, tuning);
       CHECK(test::max_abs_diff(v2.out_f64.to_f64(), v1) <= tol);
     }
   }
@@ -67,7 +69,7 @@ TEST_CASE("exact output is the one rounding of the fp64 output") {
   for (const auto& spec : test::feature_cases()) {
     INFO(test::describe(spec));
     const cases::DecodeCase c = cases::make_decode_case(spec);
-    const DecodeOutputs o = paged_attention_v2(c.args(), Precision::exact);
+    const DecodeOutputs o = paged_attention_v2(c.args(), Precision::exact, c.spec);
     const auto f64 = o.out_f64.to_f64();
     const auto rounded = o.out.to_f64();
     for (std::size_t i = 0; i < f64.size(); ++i) REQUIRE(rounded[i] == round_to_dtype(spec.dtype, f64[i]));

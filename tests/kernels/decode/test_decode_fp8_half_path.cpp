@@ -97,14 +97,14 @@ TEST_CASE("V1 kernel precision of one-token f32 sequences over fp8 is the half-r
   // With one token, p = 1 / (1 + 1e-6) in f32 and out = fp32(p * V), so every output element shows
   // whether V went through half: it must, as in vLLM (V vectors of 4 floats).
   for (const std::int32_t bs : {8, 16, 32}) {
-    for (const auto kv : {cases::KVCacheDType::fp8_e4m3, cases::KVCacheDType::fp8_e5m2}) {
+    for (const auto kv : {DType::fp8_e4m3, DType::fp8_e5m2}) {
       cases::Case spec = test::f32_over_fp8_case(bs, kv, {1, 1, 1});
       // uniform(-1/8, 1/8) / 4e-4: codes up to ~312, across the fp8 range without saturating.
       spec.seed = static_cast<std::uint64_t>(bs);
       INFO("block_size ", bs);
       const cases::DecodeCase c = cases::make_decode_case(spec);
-      const Tensor out = paged_attention_v1(c.args(), Precision::kernel).out;
-      const bool e4m3 = kv == cases::KVCacheDType::fp8_e4m3;
+      const Tensor out = paged_attention_v1(c.args(), Precision::kernel, c.spec).out;
+      const bool e4m3 = kv == DType::fp8_e4m3;
       const float p = 1.0f / (1.0f + 1e-6f);
       int mismatches = 0;
       for (std::int64_t s = 0; s < 3; ++s) {

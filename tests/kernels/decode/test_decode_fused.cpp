@@ -12,6 +12,7 @@
 #include "pao/kernels/paged_attention.hpp"
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
+#include "support/tuning.hpp"
 
 using namespace pao;
 
@@ -25,7 +26,7 @@ constexpr bool kFusedBuilt = true;
 constexpr bool kFusedBuilt = false;
 #endif
 
-bool takes_fused_loops(const cases::DecodeCase& c, const KernelConfig& cfg, DType dtype) {
+bool takes_fused_loops(const cases::DecodeCase& c, const KernelTuning& cfg, DType dtype) {
   const detail::DecodeProblem p = detail::make_decode_problem(c.args());
   const auto geo = DecodeGeometry::make(cfg.warp_size, cfg.threads_per_cta, c.spec.block_size,
                                         static_cast<std::int32_t>(dtype_size(dtype)));
@@ -77,7 +78,7 @@ TEST_CASE("the fused loops of the vLLM layouts equal the general loops bit for b
       spec.kv_layout = KVLayout::nhd;
       const cases::DecodeCase nhd = cases::make_decode_case(spec);  // same seed: the same logical values
       for (std::int32_t warp : {32, 64}) {
-        const KernelConfig cfg{warp, 128};
+        const KernelTuning cfg = test::gpu_tuning(warp, 128, spec);
         INFO(test::describe(spec), " warp=", warp);
         CHECK(takes_fused_loops(vllm, cfg, dtype) == kFusedBuilt);
         REQUIRE_FALSE(takes_fused_loops(nhd, cfg, dtype));
@@ -89,8 +90,8 @@ TEST_CASE("the fused loops of the vLLM layouts equal the general loops bit for b
       INFO(test::describe(spec), " exact");
       CHECK(takes_fused_exact_loops(vllm) == (kFusedBuilt && dtype != DType::f32));
       REQUIRE_FALSE(takes_fused_exact_loops(nhd));
-      const DecodeOutputs a = paged_attention_v2(vllm.args(), Precision::exact);
-      const DecodeOutputs b = paged_attention_v2(nhd.args(), Precision::exact);
+      const DecodeOutputs a = paged_attention_v2(vllm.args(), Precision::exact, vllm.spec);
+      const DecodeOutputs b = paged_attention_v2(nhd.args(), Precision::exact, nhd.spec);
       check_same_outputs(a, b);
       CHECK(test::bitwise_equal(a.out_f64, b.out_f64));
     }
@@ -101,11 +102,11 @@ TEST_CASE("fp8 caches and blocks of 8 take the general loops") {
   spec.num_heads = 4;
   spec.head_size = 64;
   spec.seq_lens = {40};
-  spec.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
-  CHECK_FALSE(takes_fused_loops(cases::make_decode_case(spec), KernelConfig{}, spec.dtype));
+  spec.kv_cache_dtype = DType::fp8_e4m3;
+  CHECK_FALSE(takes_fused_loops(cases::make_decode_case(spec), KernelTuning{}, spec.dtype));
   CHECK_FALSE(takes_fused_exact_loops(cases::make_decode_case(spec)));
-  spec.kv_cache_dtype = cases::KVCacheDType::auto_dtype;
+  spec.kv_cache_dtype = std::nullopt;
   spec.block_size = 8;
-  CHECK_FALSE(takes_fused_loops(cases::make_decode_case(spec), KernelConfig{}, spec.dtype));
+  CHECK_FALSE(takes_fused_loops(cases::make_decode_case(spec), KernelTuning{}, spec.dtype));
   CHECK_FALSE(takes_fused_exact_loops(cases::make_decode_case(spec)));
 }

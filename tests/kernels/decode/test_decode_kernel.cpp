@@ -9,6 +9,7 @@
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
 #include "support/lowp_reference.hpp"
+#include "support/tuning.hpp"
 
 using namespace pao;
 
@@ -19,14 +20,14 @@ TEST_CASE("kernel precision is within twice a plain low-precision implementation
   // at most 1e-6 (visible in f32 outputs only).
   for (const auto& spec : test::all_decode_cases()) {
     const cases::DecodeCase c = cases::make_decode_case(spec);
-    const auto exact = paged_attention_v1(c.args(), Precision::exact).out_f64.to_f64();
+    const auto exact = paged_attention_v1(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     const auto lowp = test::lowp_decode_reference(c);
-    const double floor = (4 * test::unit_roundoff(spec.dtype) + 1e-6) * std::max(1e-3, test::max_abs(exact));
+    const double floor = (4 * unit_roundoff(spec.dtype) + 1e-6) * std::max(1e-3, test::max_abs(exact));
     const double bound = 2 * test::max_abs_diff(lowp, exact) + floor;
     INFO(test::describe(spec));
     REQUIRE(std::isfinite(bound));  // a NaN in the references would make any bound pass
     for (std::int32_t warp : {32, 64}) {
-      const KernelConfig cfg{warp, 128};
+      const KernelTuning cfg = test::gpu_tuning(warp, 128, spec);
       const auto v1 = paged_attention_v1(c.args(), Precision::kernel, cfg).out.to_f64();
       const auto v2 = paged_attention_v2(c.args(), Precision::kernel, cfg).out.to_f64();
       INFO(test::describe(spec), " warp=", warp, " bound=", bound);
@@ -40,13 +41,12 @@ TEST_CASE("kernel V2 with one partition is bit-identical to kernel V1") {
   for (const auto& spec : test::all_decode_cases()) {
     INFO(test::describe(spec));
     const cases::DecodeCase c = cases::make_decode_case(spec);
-    DecodeArgs args = c.args();
     std::int32_t longest = 0;
     for (auto l : spec.seq_lens) longest = std::max(longest, l);
-    args.partition_size =
-        ((std::max(longest, spec.max_seq_len) + spec.block_size) / spec.block_size) * spec.block_size;
-    const DecodeOutputs v1 = paged_attention_v1(args, Precision::kernel);
-    const DecodeOutputs v2 = paged_attention_v2(args, Precision::kernel);
+    const KernelTuning one = test::partitioned(
+        ((std::max(longest, spec.max_seq_len) + spec.block_size) / spec.block_size) * spec.block_size, spec);
+    const DecodeOutputs v1 = paged_attention_v1(c.args(), Precision::kernel, one);
+    const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel, one);
     CHECK(v2.max_logits.size(2) == 1);
     CHECK(test::bitwise_equal(v1.out, v2.out));
   }
@@ -57,9 +57,9 @@ TEST_CASE("the standalone reduce reproduces V2's output from V2's partials") {
     INFO(test::describe(spec));
     const cases::DecodeCase c = cases::make_decode_case(spec);
     for (Precision prec : {Precision::kernel, Precision::exact}) {
-      const DecodeOutputs v2 = paged_attention_v2(c.args(), prec);
-      const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, spec.partition_size};
-      const DecodeOutputs red = paged_attention_v2_reduce(r, prec);
+      const DecodeOutputs v2 = paged_attention_v2(c.args(), prec, c.spec);
+      const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
+      const DecodeOutputs red = paged_attention_v2_reduce(r, prec, c.spec);
       if (prec == Precision::kernel) {
         CHECK(test::bitwise_equal(red.out, v2.out));
       } else {
@@ -67,8 +67,7 @@ TEST_CASE("the standalone reduce reproduces V2's output from V2's partials") {
         // fp64 partials by at most the partials' rounding.
         const auto a = red.out_f64.to_f64();
         const auto b = v2.out_f64.to_f64();
-        CHECK(test::max_abs_diff(a, b) <=
-              2 * test::unit_roundoff(spec.dtype) * std::max(1e-30, test::max_abs(b)));
+        CHECK(test::max_abs_diff(a, b) <= 2 * unit_roundoff(spec.dtype) * std::max(1e-30, test::max_abs(b)));
       }
     }
   }
@@ -84,7 +83,7 @@ TEST_CASE("outputs are bit-identical for 1, 2 and 3 threads") {
     for (int threads : {1, 2, 3}) {
       omp_set_num_threads(threads);
       for (Precision prec : {Precision::kernel, Precision::exact})
-        runs.push_back(paged_attention_v2(c.args(), prec));
+        runs.push_back(paged_attention_v2(c.args(), prec, c.spec));
     }
     omp_set_num_threads(2);
     for (std::size_t r = 2; r < runs.size(); ++r) {
@@ -103,7 +102,8 @@ TEST_CASE("every warp size and CTA size: one-partition V2 equals V1, the reduce 
   // of the softmax sum, the P·V rows and the reduce change with each. Sequences longer than 256
   // tokens wrap the per-thread softmax sums; 75 partitions (of one block each) wrap the reduce's
   // per-thread sums at 64 threads and fill more than two warps of 32.
-  const KernelConfig configs[] = {{32, 64}, {32, 128}, {32, 256}, {64, 64}, {64, 128}, {64, 256}};
+  const std::pair<std::int32_t, std::int32_t> configs[] = {{32, 64}, {32, 128}, {32, 256},
+                                                           {64, 64}, {64, 128}, {64, 256}};
   int n = 0;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
     cases::Case spec;
@@ -119,18 +119,18 @@ TEST_CASE("every warp size and CTA size: one-partition V2 equals V1, the reduce 
     spec.distribution = n == 0 ? cases::ValueDistribution::large_logits : cases::ValueDistribution::uniform;
     spec.seed = 900 + static_cast<std::uint64_t>(n++);
     const cases::DecodeCase c = cases::make_decode_case(spec);
-    DecodeArgs one = c.args();
-    one.partition_size = 76 * spec.block_size;  // > every length: one partition
-    for (const KernelConfig& cfg : configs) {
+    for (const auto& [warp, threads] : configs) {
+      const KernelTuning cfg = test::gpu_tuning(warp, threads, spec);
+      const KernelTuning one = test::partitioned(76 * spec.block_size, cfg);  // > every length: one partition
       INFO(test::describe(spec), " warp=", cfg.warp_size, " threads=", cfg.threads_per_cta);
       const DecodeOutputs v1 = paged_attention_v1(c.args(), Precision::kernel, cfg);
-      const DecodeOutputs v2_one = paged_attention_v2(one, Precision::kernel, cfg);
+      const DecodeOutputs v2_one = paged_attention_v2(c.args(), Precision::kernel, one);
       REQUIRE(v2_one.max_logits.size(2) == 1);
       CHECK(test::bitwise_equal(v1.out, v2_one.out));
 
       const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel, cfg);
       REQUIRE(v2.max_logits.size(2) == 75);
-      const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, spec.partition_size};
+      const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
       CHECK(test::bitwise_equal(paged_attention_v2_reduce(r, Precision::kernel, cfg).out, v2.out));
     }
   }

@@ -1,5 +1,5 @@
 // The standalone V2 reduce (paged_attention_v2_reduce) on caller-given partials: its input
-// checks (each pao::Error names the tensor and the rule, and KernelConfig follows the rules of
+// checks (each pao::Error names the tensor and the rule, and the tuning follows the rules of
 // the V1/V2 entry points), and that it never reads the partials of partitions at or past a
 // sequence's end, whatever they hold.
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
 #include "support/expect_error.hpp"
+#include "support/tuning.hpp"
 
 using namespace pao;
 
@@ -35,44 +36,50 @@ cases::Case reduce_spec() {
 }
 
 void expect_reduce_error(const ReduceArgs& args, const std::string& fragment,
-                         Precision prec = Precision::kernel, KernelConfig cfg = {}) {
+                         Precision prec = Precision::kernel, const KernelTuning& cfg = reduce_spec()) {
   test::expect_error_from([&] { return paged_attention_v2_reduce(args, prec, cfg); }, fragment);
 }
 
 }  // namespace
 
-TEST_CASE("the standalone reduce checks KernelConfig with the V1/V2 rules") {
+TEST_CASE("the standalone reduce checks the tuning with the V1/V2 rules") {
   const cases::DecodeCase c = cases::make_decode_case(reduce_spec());
-  const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel);
-  const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, 16};
-  CHECK_NOTHROW(paged_attention_v2_reduce(r, Precision::kernel));
+  const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel, c.spec);
+  const ReduceArgs r{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
+  CHECK_NOTHROW(paged_attention_v2_reduce(r, Precision::kernel, c.spec));
   // The same configs, the same messages as the V1/V2 entry points.
-  for (const KernelConfig bad : {KernelConfig{48, 96}, KernelConfig{48, 128}, KernelConfig{0, 128}}) {
-    expect_reduce_error(r, "KernelConfig: warp_size = ", Precision::kernel, bad);
+  for (const KernelTuning& bad : {test::gpu_tuning(48, 96, c.spec), test::gpu_tuning(48, 128, c.spec),
+                                  test::gpu_tuning(0, 128, c.spec)}) {
+    expect_reduce_error(r, "kernel precision: warp_size = ", Precision::kernel, bad);
     CHECK_THROWS_WITH_AS(paged_attention_v2(c.args(), Precision::kernel, bad),
                          doctest::Contains("(supported: 32, 64)"), Error);
     CHECK_THROWS_WITH_AS(paged_attention_v2_reduce(r, Precision::kernel, bad),
                          doctest::Contains("(supported: 32, 64)"), Error);
   }
-  expect_reduce_error(r, "KernelConfig: warp_size = 48 (supported: 32, 64)", Precision::kernel, {48, 96});
-  expect_reduce_error(r, "KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32",
-                      Precision::kernel, {32, 96});
-  expect_reduce_error(r, "KernelConfig: threads_per_cta = 32 must be a power-of-two number of warps of 64",
-                      Precision::kernel, {64, 32});
-  expect_reduce_error(r, "KernelConfig: threads_per_cta = 0 must be a power-of-two number of warps of 32",
-                      Precision::kernel, {32, 0});
+  expect_reduce_error(r, "kernel precision: warp_size = 48 (supported: 32, 64)", Precision::kernel,
+                      test::gpu_tuning(48, 96, c.spec));
+  expect_reduce_error(r,
+                      "kernel precision: threads_per_cta = 96 must be a power-of-two number of warps of 32",
+                      Precision::kernel, test::gpu_tuning(32, 96, c.spec));
+  expect_reduce_error(r,
+                      "kernel precision: threads_per_cta = 32 must be a power-of-two number of warps of 64",
+                      Precision::kernel, test::gpu_tuning(64, 32, c.spec));
+  expect_reduce_error(r, "kernel precision: threads_per_cta = 0 must be a power-of-two number of warps of 32",
+                      Precision::kernel, test::gpu_tuning(32, 0, c.spec));
   CHECK_THROWS_WITH_AS(
-      paged_attention_v1(c.args(), Precision::kernel, {32, 96}),
-      doctest::Contains("KernelConfig: threads_per_cta = 96 must be a power-of-two number of warps of 32"),
+      paged_attention_v1(c.args(), Precision::kernel, test::gpu_tuning(32, 96, c.spec)),
+      doctest::Contains(
+          "kernel precision: threads_per_cta = 96 must be a power-of-two number of warps of 32"),
       Error);
-  for (const KernelConfig good : {KernelConfig{32, 32}, KernelConfig{64, 64}, KernelConfig{32, 512}})
+  for (const KernelTuning& good : {test::gpu_tuning(32, 32, c.spec), test::gpu_tuning(64, 64, c.spec),
+                                   test::gpu_tuning(32, 512, c.spec)})
     CHECK_NOTHROW(paged_attention_v2_reduce(r, Precision::kernel, good));
 }
 
 TEST_CASE("the standalone reduce's input errors name the tensor and the rule") {
   const cases::DecodeCase c = cases::make_decode_case(reduce_spec());
-  const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel);
-  const ReduceArgs good{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, 16};
+  const DecodeOutputs v2 = paged_attention_v2(c.args(), Precision::kernel, c.spec);
+  const ReduceArgs good{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
   REQUIRE(v2.tmp_out.shape() == Shape{2, 4, 4, 32});
 
   for (Precision prec : {Precision::kernel, Precision::exact}) {
@@ -135,11 +142,8 @@ TEST_CASE("the standalone reduce's input errors name the tensor and the rule") {
     a.seq_lens = lens;
     expect_reduce_error(a, "seq_lens[1] = -1: negative length", prec);
 
-    a = good;
-    a.partition_size = -16;
-    expect_reduce_error(a, "partition_size = -16: must be positive", prec);
-    a.partition_size = 0;
-    expect_reduce_error(a, "partition_size = 0: must be positive", prec);
+    expect_reduce_error(good, "partition_size = -16: must be positive", prec, test::partitioned(-16, c.spec));
+    expect_reduce_error(good, "partition_size = 0: must be positive", prec, test::partitioned(0, c.spec));
 
     // Too few partitions: 65 tokens need 5 partitions of 16, tmp_out holds 4.
     lens.set({1}, 65);
@@ -148,14 +152,13 @@ TEST_CASE("the standalone reduce's input errors name the tensor and the rule") {
     expect_reduce_error(
         a, "seq_lens[1] = 65 needs 5 partitions of 16 but tmp_out holds max_num_partitions = 4", prec);
     // ... and 20 tokens need 5 partitions of 4.
-    a = good;
-    a.partition_size = 4;
-    expect_reduce_error(
-        a, "seq_lens[0] = 20 needs 5 partitions of 4 but tmp_out holds max_num_partitions = 4", prec);
+    expect_reduce_error(good,
+                        "seq_lens[0] = 20 needs 5 partitions of 4 but tmp_out holds max_num_partitions = 4",
+                        prec, test::partitioned(4, c.spec));
     lens.set({1}, 64);  // exactly 4 partitions: accepted
     a = good;
     a.seq_lens = lens;
-    CHECK_NOTHROW(paged_attention_v2_reduce(a, prec));
+    CHECK_NOTHROW(paged_attention_v2_reduce(a, prec, c.spec));
   }
 }
 
@@ -174,13 +177,13 @@ TEST_CASE("the standalone reduce never reads partitions past a sequence's end") 
     spec.seed = 32 + static_cast<std::uint64_t>(dtype);
     const cases::DecodeCase c = cases::make_decode_case(spec);
     for (Precision prec : {Precision::kernel, Precision::exact}) {
-      for (const KernelConfig cfg : {KernelConfig{32, 128}, KernelConfig{64, 256}}) {
+      for (const KernelTuning& cfg : {test::gpu_tuning(32, 128, spec), test::gpu_tuning(64, 256, spec)}) {
         INFO(test::describe(spec), " warp=", cfg.warp_size, " threads=", cfg.threads_per_cta,
              " exact=", prec == Precision::exact);
         const DecodeOutputs v2 = paged_attention_v2(c.args(), prec, cfg);
         const std::int64_t P = v2.max_logits.size(2);
         REQUIRE(P == 8);
-        const ReduceArgs clean{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens, spec.partition_size};
+        const ReduceArgs clean{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
         const DecodeOutputs ref = paged_attention_v2_reduce(clean, prec, cfg);
 
         // Garbage in every partition at or past each sequence's end: NaN, +inf and huge values,
@@ -199,7 +202,7 @@ TEST_CASE("the standalone reduce never reads partitions past a sequence's end") 
             }
         }
         REQUIRE(poisoned > 0);
-        const ReduceArgs dirty{tmp, mx, sm, c.seq_lens, spec.partition_size};
+        const ReduceArgs dirty{tmp, mx, sm, c.seq_lens};
         const DecodeOutputs got = paged_attention_v2_reduce(dirty, prec, cfg);
         CHECK(test::bitwise_equal(got.out, ref.out));
         if (prec == Precision::kernel) {

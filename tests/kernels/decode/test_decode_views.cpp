@@ -41,15 +41,16 @@ Shape block_strided(const Shape& shape, std::int64_t block_stride) {
   return s;
 }
 
-void check_same(const DecodeArgs& contiguous, const DecodeArgs& strided) {
+void check_same(const DecodeArgs& contiguous, const DecodeArgs& strided, const KernelTuning& tuning) {
   for (Precision prec : {Precision::kernel, Precision::exact}) {
-    const DecodeOutputs a = paged_attention_v2(contiguous, prec), b = paged_attention_v2(strided, prec);
+    const DecodeOutputs a = paged_attention_v2(contiguous, prec, tuning),
+                        b = paged_attention_v2(strided, prec, tuning);
     CHECK(test::bitwise_equal(a.out, b.out));
     CHECK(test::bitwise_equal(a.tmp_out, b.tmp_out));
     CHECK(test::bitwise_equal(a.exp_sums, b.exp_sums));
     CHECK(test::bitwise_equal(a.max_logits, b.max_logits));
-    CHECK(
-        test::bitwise_equal(paged_attention_v1(contiguous, prec).out, paged_attention_v1(strided, prec).out));
+    CHECK(test::bitwise_equal(paged_attention_v1(contiguous, prec, tuning).out,
+                              paged_attention_v1(strided, prec, tuning).out));
   }
 }
 
@@ -89,7 +90,7 @@ TEST_CASE("caches behind padded or K/V-interleaved strided views give the contig
         args.value_cache =
             place(c.value_cache, v_buf, 0, block_strided(c.value_cache.shape(), v_block + pad));
         REQUIRE_FALSE(args.key_cache.is_contiguous());
-        check_same(c.args(), args);
+        check_same(c.args(), args, spec);
       }
       SUBCASE("K and V blocks interleaved in one allocation") {
         Tensor kv_buf = Tensor::filled(cache, {nb * (k_block + v_block)}, nan);
@@ -98,7 +99,7 @@ TEST_CASE("caches behind padded or K/V-interleaved strided views give the contig
         args.value_cache =
             place(c.value_cache, kv_buf, k_block, block_strided(c.value_cache.shape(), k_block + v_block));
         REQUIRE_FALSE(args.value_cache.is_contiguous());
-        check_same(c.args(), args);
+        check_same(c.args(), args, spec);
       }
     }
 }

@@ -38,7 +38,7 @@ TEST_CASE("each sequence's output is that of the sequence run alone") {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     for (Precision prec : {Precision::kernel, Precision::exact}) {
-      const Tensor batch = prefix_attention(c.args(), prec).out;
+      const Tensor batch = prefix_attention(c.args(), prec, c.spec).out;
       const std::size_t row_bytes =
           static_cast<std::size_t>(spec.num_heads * spec.head_size) * dtype_size(spec.dtype);
       for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
@@ -53,7 +53,7 @@ TEST_CASE("each sequence's output is that of the sequence run alone") {
         Tensor qsl(DType::i32, {2});
         qsl.data<std::int32_t>()[1] = end - begin;
         one.query_start_loc = qsl;
-        const Tensor alone = prefix_attention(one, prec).out;
+        const Tensor alone = prefix_attention(one, prec, c.spec).out;
         INFO("seq ", s, " precision ", prec == Precision::exact ? "exact" : "kernel");
         REQUIRE(alone.size(0) == end - begin);
         CHECK(std::memcmp(alone.bytes(), batch.bytes() + static_cast<std::size_t>(begin) * row_bytes,
@@ -72,7 +72,7 @@ TEST_CASE("NaN poison in unused and new-token cache slots does not leak") {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     for (Precision prec : {Precision::kernel, Precision::exact}) {
-      const PrefixOutputs o = prefix_attention(c.args(), prec);
+      const PrefixOutputs o = prefix_attention(c.args(), prec, c.spec);
       CHECK(all_finite(o.out));
       if (prec == Precision::exact) CHECK(all_finite(o.out_f64));
     }
@@ -83,7 +83,7 @@ TEST_CASE("block-table entries past the context are neither read nor checked") {
   cases::Case spec = test::mixed_batch();
   spec.cache_new_tokens = false;
   const cases::PrefixCase c = cases::make_prefix_case(spec);
-  const PrefixOutputs want = prefix_attention(c.args(), Precision::kernel);
+  const PrefixOutputs want = prefix_attention(c.args(), Precision::kernel, c.spec);
   Tensor tables = Tensor::copy_of(c.block_tables);
   for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
     const std::int32_t first_unused =
@@ -92,7 +92,7 @@ TEST_CASE("block-table entries past the context are neither read nor checked") {
   }
   PrefixArgs args = c.args();
   args.block_tables = tables;
-  CHECK(test::bitwise_equal(prefix_attention(args, Precision::kernel).out, want.out));
+  CHECK(test::bitwise_equal(prefix_attention(args, Precision::kernel, c.spec).out, want.out));
 }
 
 TEST_CASE("empty batches give empty outputs") {
@@ -100,7 +100,7 @@ TEST_CASE("empty batches give empty outputs") {
   test::set_lengths(spec, {5, 0}, {0, 0});
   const cases::PrefixCase c = cases::make_prefix_case(spec);
   for (Precision prec : {Precision::kernel, Precision::exact}) {
-    const PrefixOutputs o = prefix_attention(c.args(), prec);
+    const PrefixOutputs o = prefix_attention(c.args(), prec, c.spec);
     CHECK(o.out.shape() == Shape{0, spec.num_heads, spec.head_size});
   }
   PrefixArgs none = c.args();
@@ -109,7 +109,8 @@ TEST_CASE("empty batches give empty outputs") {
   none.seq_lens = no_lens;
   none.query_start_loc = qsl;
   none.block_tables = no_tables;
-  CHECK(prefix_attention(none, Precision::kernel).out.shape() == Shape{0, spec.num_heads, spec.head_size});
+  CHECK(prefix_attention(none, Precision::kernel, c.spec).out.shape() ==
+        Shape{0, spec.num_heads, spec.head_size});
 }
 
 TEST_CASE("strided query, key and value views give the same bits") {
@@ -132,7 +133,8 @@ TEST_CASE("strided query, key and value views give the same bits") {
   args.key = narrow(k);
   args.value = narrow(v);
   for (Precision prec : {Precision::kernel, Precision::exact})
-    CHECK(test::bitwise_equal(prefix_attention(args, prec).out, prefix_attention(c.args(), prec).out));
+    CHECK(test::bitwise_equal(prefix_attention(args, prec, c.spec).out,
+                              prefix_attention(c.args(), prec, c.spec).out));
   // A transposed-dims view (dim stride != 1) takes the element-wise path.
   Tensor qt(c.query.dtype(), {c.query.size(0), spec.head_size, spec.num_heads});
   for (std::int64_t i = 0; i < qt.size(0); ++i)
@@ -141,8 +143,8 @@ TEST_CASE("strided query, key and value views give the same bits") {
   args = c.args();
   args.query = TensorView(qt.bytes(), qt.dtype(), {qt.size(0), spec.num_heads, spec.head_size},
                           {qt.view().strides[0], 1, spec.num_heads});
-  CHECK(test::bitwise_equal(prefix_attention(args, Precision::kernel).out,
-                            prefix_attention(c.args(), Precision::kernel).out));
+  CHECK(test::bitwise_equal(prefix_attention(args, Precision::kernel, c.spec).out,
+                            prefix_attention(c.args(), Precision::kernel, c.spec).out));
 }
 
 TEST_CASE("a grid larger than the longest query changes nothing") {
@@ -150,7 +152,8 @@ TEST_CASE("a grid larger than the longest query changes nothing") {
   PrefixArgs args = c.args();
   args.max_query_len = 500;
   for (Precision prec : {Precision::kernel, Precision::exact})
-    CHECK(test::bitwise_equal(prefix_attention(args, prec).out, prefix_attention(c.args(), prec).out));
+    CHECK(test::bitwise_equal(prefix_attention(args, prec, c.spec).out,
+                              prefix_attention(c.args(), prec, c.spec).out));
 }
 
 TEST_CASE("a sliding window longer than every sequence changes nothing") {
@@ -160,6 +163,7 @@ TEST_CASE("a sliding window longer than every sequence changes nothing") {
     args.options.sliding_window = window;
     INFO("window=", window);
     for (Precision prec : {Precision::kernel, Precision::exact})
-      CHECK(test::bitwise_equal(prefix_attention(args, prec).out, prefix_attention(c.args(), prec).out));
+      CHECK(test::bitwise_equal(prefix_attention(args, prec, c.spec).out,
+                                prefix_attention(c.args(), prec, c.spec).out));
   }
 }

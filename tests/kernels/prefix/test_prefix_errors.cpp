@@ -170,10 +170,6 @@ TEST_CASE("prefix errors name the tensor, the index and the rule") {
          a.block_tables = keep.back();
        },
        "block_tables: shape [4, 8] does not match [num_seqs, max_num_blocks_per_seq] (dim 0 should be 5)"},
-      {"block_m", [&](PrefixArgs& a, auto&) { a.block_m = 0; }, "block_m = 0: must be positive"},
-      {"block_n", [&](PrefixArgs& a, auto&) { a.block_n = -64; }, "block_n = -64: must be positive"},
-      {"context_tile", [&](PrefixArgs& a, auto&) { a.context_tile = 0; },
-       "context_tile = 0: must be positive"},
       {"max_query_len", [&](PrefixArgs& a, auto&) { a.max_query_len = 39; },
        "query_lens[4] = 40 exceeds max_query_len = 39"},
       {"alibi shape",
@@ -193,24 +189,38 @@ TEST_CASE("prefix errors name the tensor, the index and the rule") {
     keep.reserve(4);
     bad.edit(args, keep);
     for (Precision prec : {Precision::kernel, Precision::exact})
-      CHECK_THROWS_WITH_AS(prefix_attention(args, prec), doctest::Contains(bad.message), Error);
+      CHECK_THROWS_WITH_AS(prefix_attention(args, prec, c.spec), doctest::Contains(bad.message), Error);
+  }
+  // The tiles are the tuning's (pao/plan/kernel_tuning.hpp): its rules, checked by the plan.
+  struct BadTiles {
+    std::int32_t block_m, block_n, context_tile;
+    const char* message;
+  };
+  for (const BadTiles& bad : {BadTiles{0, 64, 32, "block_m = 0: must be positive"},
+                              BadTiles{128, -64, 32, "block_n = -64: must be positive"},
+                              BadTiles{128, 64, 0, "context_tile = 0: must be positive"}}) {
+    INFO(bad.message);
+    KernelTuning t = c.spec;
+    t.block_m = bad.block_m, t.block_n = bad.block_n, t.context_tile = bad.context_tile;
+    for (Precision prec : {Precision::kernel, Precision::exact})
+      CHECK_THROWS_WITH_AS(prefix_attention(c.args(), prec, t), doctest::Contains(bad.message), Error);
   }
 }
 
 TEST_CASE("prefix errors on fp8 caches: scales and undeclared u8") {
   cases::Case spec = test::mixed_batch();
-  spec.kv_cache_dtype = cases::KVCacheDType::fp8_e4m3;
+  spec.kv_cache_dtype = DType::fp8_e4m3;
   const cases::PrefixCase c = cases::make_prefix_case(spec);
   PrefixArgs args = c.args();
   args.options.k_scale = 0.0f;
-  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::kernel),
+  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::kernel, c.spec),
                        doctest::Contains("k_scale = 0: an fp8 scale must be finite and positive"), Error);
   args = c.args();
   args.options.v_head_scales = {1.0f};
-  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::exact),
+  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::exact, c.spec),
                        doctest::Contains("v_scale_per_head: 1 entries, expected num_kv_heads = 2"), Error);
   args = c.args();
   args.key_cache.dtype = args.value_cache.dtype = DType::u8;
-  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::kernel),
+  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::kernel, c.spec),
                        doctest::Contains("declare the fp8 flavour of u8 caches"), Error);
 }

@@ -30,7 +30,7 @@ std::vector<double> exact_v1_of_one_token_queries(const cases::PrefixCase& c) {
   d.block_tables = c.block_tables;
   d.seq_lens = c.seq_lens;
   d.options = c.args().options;
-  return paged_attention_v1(d, Precision::exact).out_f64.to_f64();
+  return paged_attention_v1(d, Precision::exact, c.spec).out_f64.to_f64();
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ TEST_CASE("exact prefix equals a dense fp64 attention to 1e-12 relative") {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     const auto ref = test::dense_prefix_reference(c);
-    const auto got = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    const auto got = prefix_attention(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     REQUIRE(got.size() == ref.size());
     CHECK(max_abs_diff(got, ref) <= 1e-12 * max_abs(ref));
   }
@@ -54,12 +54,12 @@ TEST_CASE("exact prefix does not depend on the tile sizes") {
     const cases::PrefixCase c = cases::make_prefix_case(base);
     std::vector<double> first;
     for (const auto& t : tiles) {
-      PrefixArgs args = c.args();
-      args.block_m = t[0];
-      args.block_n = t[1];
-      args.context_tile = t[2];
+      KernelTuning tuning = base;
+      tuning.block_m = t[0];
+      tuning.block_n = t[1];
+      tuning.context_tile = t[2];
       INFO(test::describe(base), " block_m=", t[0], " block_n=", t[1], " context_tile=", t[2]);
-      const auto got = prefix_attention(args, Precision::exact).out_f64.to_f64();
+      const auto got = prefix_attention(c.args(), Precision::exact, tuning).out_f64.to_f64();
       if (first.empty())
         first = got;
       else
@@ -87,7 +87,7 @@ TEST_CASE("a one-token query with a context equals exact V1 decode of the same s
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     const auto decode = exact_v1_of_one_token_queries(c);
-    const auto prefix = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    const auto prefix = prefix_attention(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     CHECK(max_abs_diff(prefix, decode) <= 1e-12 * max_abs(decode));
   }
 }
@@ -96,7 +96,7 @@ TEST_CASE("exact output is the one rounding of the fp64 output") {
   for (const auto& spec : test::prefix_grid_cases()) {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
-    const PrefixOutputs o = prefix_attention(c.args(), Precision::exact);
+    const PrefixOutputs o = prefix_attention(c.args(), Precision::exact, c.spec);
     const auto f64 = o.out_f64.to_f64();
     const auto rounded = o.out.to_f64();
     REQUIRE(f64.size() == rounded.size());
@@ -120,10 +120,10 @@ TEST_CASE("new_kv_source cache: the new tokens' K/V are read back from the quant
       const cases::PrefixCase cached = cases::make_prefix_case(spec);
       INFO(test::describe(spec), " layout=", kv_layout_name(layout));
       const auto ref = test::dense_prefix_reference(cached);
-      const auto got = prefix_attention(cached.args(), Precision::exact).out_f64.to_f64();
+      const auto got = prefix_attention(cached.args(), Precision::exact, cached.spec).out_f64.to_f64();
       REQUIRE(got.size() == ref.size());
       CHECK(max_abs_diff(got, ref) <= 1e-12 * max_abs(ref));
-      const auto from_input = prefix_attention(input.args(), Precision::exact).out_f64.to_f64();
+      const auto from_input = prefix_attention(input.args(), Precision::exact, input.spec).out_f64.to_f64();
       const bool any_new = *std::max_element(spec.query_lens.begin(), spec.query_lens.end()) > 0;
       if (is_fp8(spec.cache_storage_dtype()) && any_new &&
           spec.distribution != cases::ValueDistribution::small_integers) {
@@ -153,7 +153,7 @@ TEST_CASE("new_kv_source cache: a one-token query equals exact V1 decode, whatev
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     const auto decode = exact_v1_of_one_token_queries(c);
-    const auto prefix = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    const auto prefix = prefix_attention(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     CHECK(max_abs_diff(prefix, decode) <= 1e-12 * max_abs(decode));
     ++n;
   }
@@ -170,7 +170,7 @@ TEST_CASE("new_kv_source cache needs the whole sequence in the block table") {
   Tensor narrow(DType::i32, {c.block_tables.size(0), 1});
   for (std::int64_t s = 0; s < c.block_tables.size(0); ++s) narrow.set({s, 0}, c.block_tables.at({s, 0}));
   args.block_tables = narrow;
-  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::exact),
+  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::exact, c.spec),
                        doctest::Contains("new_kv_source cache: the new tokens are read from the cache too"),
                        pao::Error);
 }

@@ -36,7 +36,7 @@ TEST_CASE("kernel prefix is bit for bit the documented fp32 arithmetic") {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     const auto spec_out = test::kernel_spec_prefix(c);
-    const Tensor got = prefix_attention(c.args(), Precision::kernel).out;
+    const Tensor got = prefix_attention(c.args(), Precision::kernel, c.spec).out;
     const auto got64 = got.to_f64();
     REQUIRE(got64.size() == spec_out.size());
     std::size_t mismatches = 0, first = 0;
@@ -64,10 +64,10 @@ TEST_CASE("kernel prefix is within twice a plain low-precision implementation's 
   for (const auto& spec : specs) {
     INFO(test::describe(spec));
     const cases::PrefixCase c = cases::make_prefix_case(spec);
-    const auto exact = prefix_attention(c.args(), Precision::exact).out_f64.to_f64();
+    const auto exact = prefix_attention(c.args(), Precision::exact, c.spec).out_f64.to_f64();
     const auto lowp = test::lowp_prefix_reference(c);
-    const auto kernel = prefix_attention(c.args(), Precision::kernel).out.to_f64();
-    const double floor = 4 * test::unit_roundoff(spec.dtype) * std::max(1e-3, max_abs(exact));
+    const auto kernel = prefix_attention(c.args(), Precision::kernel, c.spec).out.to_f64();
+    const double floor = 4 * unit_roundoff(spec.dtype) * std::max(1e-3, max_abs(exact));
     const double bound = 2 * max_abs_diff(lowp, exact) + floor;
     INFO("bound=", bound, " lowp error=", max_abs_diff(lowp, exact));
     REQUIRE(std::isfinite(bound));  // a NaN in the references would make any bound pass
@@ -85,7 +85,7 @@ TEST_CASE("prefix outputs are bit-identical for 1, 2 and 3 threads") {
     for (int threads : {1, 2, 3}) {
       omp_set_num_threads(threads);
       for (Precision prec : {Precision::kernel, Precision::exact})
-        runs.push_back(prefix_attention(c.args(), prec));
+        runs.push_back(prefix_attention(c.args(), prec, c.spec));
     }
     omp_set_num_threads(2);
     for (std::size_t r = 2; r < runs.size(); ++r) {
@@ -107,7 +107,7 @@ TEST_CASE("one key: both precisions return the value row exactly") {
     const cases::PrefixCase c = cases::make_prefix_case(spec);
     const std::int64_t G = spec.num_heads / spec.num_kv_heads;
     for (Precision prec : {Precision::kernel, Precision::exact}) {
-      const Tensor out = prefix_attention(c.args(), prec).out;
+      const Tensor out = prefix_attention(c.args(), prec, c.spec).out;
       for (std::int64_t t = 0; t < 2; ++t)
         for (std::int64_t h = 0; h < spec.num_heads; ++h)
           for (std::int64_t d = 0; d < spec.head_size; ++d)

@@ -8,7 +8,7 @@
 
 namespace pao::cuda {
 
-/// Warp size and threads per CTA of the CUDA kernels (and the oracle's KernelConfig defaults).
+/// Warp size and threads per CTA of the CUDA kernels (and the oracle's KernelTuning defaults).
 inline constexpr std::int32_t kWarpSize = 32;
 inline constexpr std::int32_t kThreadsPerCta = 128;
 

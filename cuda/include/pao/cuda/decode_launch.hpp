@@ -19,7 +19,7 @@ namespace pao::cuda {
 
 /// Everything the CUDA launcher needs beyond DecodeParams.
 struct DecodeLaunch {
-  DecodeKernel kernel = DecodeKernel::v1;
+  KernelVariant kernel = KernelVariant::v1;
   KernelLaunch attention;           // grid (num_heads, num_seqs, max_num_partitions), 128 threads
   KernelLaunch reduce;              // V2 only: grid (num_heads, num_seqs), 128 threads
   std::int32_t partition_size = 0;  // 0: V1 (a CTA owns its whole sequence)
@@ -33,7 +33,7 @@ struct DecodeLaunch {
 
 /// plan_decode for these params with the CUDA CTA (warp 32, 128 threads). `host_seq_lens` is a
 /// host copy of params.seq_lens; max_seq_len 0 means the longest of them.
-Status plan_decode_launch(DecodeKernel kernel, const DecodeParams& params, std::int32_t max_seq_len,
+Status plan_decode_launch(KernelVariant kernel, const DecodeParams& params, std::int32_t max_seq_len,
                           std::int32_t partition_size, std::span<const std::int32_t> host_seq_lens,
                           DecodePlan& plan);
 

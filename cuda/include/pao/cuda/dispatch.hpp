@@ -1,7 +1,8 @@
 // The one place where runtime values become template parameters of the CUDA decode kernels:
 // head size, block size, activation dtype and KV-cache dtype. Every supported value is listed
 // here once; the dispatchers below are generated from these lists, and an unsupported value
-// returns a Status naming the parameter, its value and what is supported.
+// returns a Status naming the parameter, its value and what is supported. A slim build
+// (pao/cuda/build_config.hpp) lists fewer values: the rest are refused the same way.
 //
 // Plain C++ (no CUDA headers): the CPU tests drive the dispatchers with a recording functor.
 // A functor is called as `f.template operator()<...>()` and returns a Status, e.g.
@@ -17,19 +18,58 @@
 #include <utility>
 
 #include "pao/core/dtype.hpp"
+#include "pao/cuda/build_config.hpp"
 #include "pao/cuda/status.hpp"
 #include "pao/plan/launch_shape.hpp"
 
 namespace pao::cuda {
 
+/// An activation dtype and the dtype its KV cache stores (the same, or an fp8 flavour).
+struct DTypePair {
+  DType activation;
+  DType cache;
+};
+
+#ifdef PAO_CUDA_SLIM_HEAD_SIZES
+inline constexpr std::int32_t kHeadSizes[] = {PAO_CUDA_SLIM_HEAD_SIZES};
+#else
 /// vLLM's head sizes: the one list of pao/plan/launch_shape.hpp.
 inline constexpr auto& kHeadSizes = kSupportedHeadSizes;
+#endif
+#ifdef PAO_CUDA_SLIM_BLOCK_SIZES
+inline constexpr std::int32_t kBlockSizes[] = {PAO_CUDA_SLIM_BLOCK_SIZES};
+#else
 /// vLLM's CUDA block sizes (the kernel precision needs a power of two >= 8 with a V row in a warp).
 inline constexpr std::int32_t kBlockSizes[] = {8, 16, 32};
+#endif
 /// Activation dtypes (query, out, tmp_out).
 inline constexpr DType kActivationDTypes[] = {DType::f32, DType::f16, DType::bf16};
 /// fp8 cache flavours; the other KV-cache dtype is the activation dtype itself.
 inline constexpr DType kFp8CacheDTypes[] = {DType::fp8_e4m3, DType::fp8_e5m2};
+#ifdef PAO_CUDA_SLIM_DTYPE_PAIRS
+inline constexpr DTypePair kDTypePairs[] = {PAO_CUDA_SLIM_DTYPE_PAIRS};
+#else
+/// Every activation dtype with its own cache and with each fp8 cache.
+inline constexpr DTypePair kDTypePairs[] = {
+    {DType::f32, DType::f32},   {DType::f32, DType::fp8_e4m3},  {DType::f32, DType::fp8_e5m2},
+    {DType::f16, DType::f16},   {DType::f16, DType::fp8_e4m3},  {DType::f16, DType::fp8_e5m2},
+    {DType::bf16, DType::bf16}, {DType::bf16, DType::fp8_e4m3}, {DType::bf16, DType::fp8_e5m2},
+};
+#endif
+/// Whether this build holds the kernels of (activation, cache); every pair in a full build.
+inline constexpr bool dtype_pair_built(DType activation, DType cache) {
+  for (const DTypePair& p : kDTypePairs)
+    if (p.activation == activation && p.cache == cache) return true;
+  return false;
+}
+/// Whether this build holds any kernel of the activation dtype (the reduce's instantiations).
+inline constexpr bool activation_built(DType activation) {
+  for (const DTypePair& p : kDTypePairs)
+    if (p.activation == activation) return true;
+  return false;
+}
+/// What a refusal adds in a slim build.
+inline constexpr const char* kSlimNote = PAO_CUDA_SLIM ? " in this slim build" : "";
 
 namespace dispatch_detail {
 
@@ -49,7 +89,8 @@ std::string list(const T (&values)[N]) {
 template <typename T, std::size_t N>
 Status unsupported(const char* name, std::int32_t value, const T (&values)[N]) {
   std::ostringstream os;
-  os << name << " = " << value << ": not supported by the CUDA kernels (supported: " << list(values) << ")";
+  os << name << " = " << value << ": not supported by the CUDA kernels" << kSlimNote
+     << " (supported: " << list(values) << ")";
   return Status::failure(os.str());
 }
 
@@ -80,15 +121,45 @@ Status block_size(std::int32_t value, F& f) {
   return result;
 }
 
+inline std::string pair_list() {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < std::size(kDTypePairs); ++i)
+    os << (i ? ", " : "") << dtype_name(kDTypePairs[i].activation) << ":" << dtype_name(kDTypePairs[i].cache);
+  return os.str();
+}
+
+/// f.template operator()<Activation, Cache>() if this build holds the pair.
+template <DType Activation, DType Cache, typename F>
+Status call_pair(F& f) {
+  if constexpr (dtype_pair_built(Activation, Cache)) {
+    return f.template operator()<Activation, Cache>();
+  } else {
+    return Status::failure(std::string("dtype = ") + std::string(dtype_name(Activation)) +
+                           ", kv_cache_dtype = " + std::string(dtype_name(Cache)) +
+                           ": not in this slim build of the CUDA kernels (it holds " + pair_list() + ")");
+  }
+}
+
 template <DType Activation, typename F>
 Status cache_dtype(DType cache, F& f) {
-  if (cache == Activation) return f.template operator()<Activation, Activation>();
-  if (cache == DType::fp8_e4m3) return f.template operator()<Activation, DType::fp8_e4m3>();
-  if (cache == DType::fp8_e5m2) return f.template operator()<Activation, DType::fp8_e5m2>();
+  if (cache == Activation) return call_pair<Activation, Activation>(f);
+  if (cache == DType::fp8_e4m3) return call_pair<Activation, DType::fp8_e4m3>(f);
+  if (cache == DType::fp8_e5m2) return call_pair<Activation, DType::fp8_e5m2>(f);
   std::ostringstream os;
   os << "kv_cache_dtype = " << dtype_name(cache) << ": must equal dtype (" << dtype_name(Activation)
      << ") or be one of " << list(kFp8CacheDTypes);
   return Status::failure(os.str());
+}
+
+/// f.template operator()<Activation>() if this build holds kernels of the activation dtype.
+template <DType Activation, typename F>
+Status call_activation(F& f) {
+  if constexpr (activation_built(Activation)) {
+    return f.template operator()<Activation>();
+  } else {
+    return Status::failure(std::string("dtype = ") + std::string(dtype_name(Activation)) +
+                           ": not in this slim build of the CUDA kernels (it holds " + pair_list() + ")");
+  }
 }
 
 }  // namespace dispatch_detail
@@ -137,11 +208,11 @@ template <typename F>
 Status dispatch_activation(DType dtype, F&& f) {
   switch (dtype) {
     case DType::f32:
-      return f.template operator()<DType::f32>();
+      return dispatch_detail::call_activation<DType::f32>(f);
     case DType::f16:
-      return f.template operator()<DType::f16>();
+      return dispatch_detail::call_activation<DType::f16>(f);
     case DType::bf16:
-      return f.template operator()<DType::bf16>();
+      return dispatch_detail::call_activation<DType::bf16>(f);
     default:
       break;
   }

@@ -7,7 +7,7 @@
 //
 // Usage:
 //   pao::DecodePlan plan;
-//   auto s = pao::cuda::plan_decode_launch(pao::DecodeKernel::v2, params, max_seq_len, 512, host_seq_lens,
+//   auto s = pao::cuda::plan_decode_launch(pao::KernelVariant::v2, params, max_seq_len, 512, host_seq_lens,
 //   plan); if (s.ok()) s = pao::cuda::paged_attention_v2(params, plan, stream); if (!s.ok())
 //   std::fprintf(stderr, "%s\n", s.message().c_str());
 #pragma once
@@ -24,7 +24,7 @@ namespace pao::cuda {
 /// V1: one CTA per (head, sequence) over the whole sequence; writes params.out. Shared memory
 /// holds the logits of max_seq_len tokens: beyond the device's limit V1 fails (use V2).
 /// \param params  out [num_seqs, num_heads, head_size] is written; the rest is read
-/// \param plan    plan_decode_launch(DecodeKernel::v1, ...) for these params
+/// \param plan    plan_decode_launch(KernelVariant::v1, ...) for these params
 Status paged_attention_v1(const DecodeParams& params, const DecodePlan& plan, cudaStream_t stream = nullptr);
 
 /// V2: one CTA per (head, sequence, partition), then the reduce. Writes tmp_out

@@ -20,16 +20,17 @@
 #include "pao/core/dtype.hpp"
 #include "pao/kernels/attention_options.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/kernel_tuning.hpp"
 #include "pao/plan/launch_shape.hpp"
 
 namespace pao::cases {
 
-/// decode: paged_attention_v1/v2; prefix: context_attention_fwd; reshape_and_cache: the cache
-/// write of a prefix step (query_lens new tokens per sequence, after its context), no attention.
+/// The kernel kind of a case, the index of the table of kinds (pao/kinds/kernel_kind.hpp, which
+/// says everything else about each): decode (paged_attention_v1/v2), prefix
+/// (context_attention_fwd), reshape_and_cache (the cache write of a prefix step, no attention).
 enum class CaseKernel : std::uint8_t { decode, prefix, reshape_and_cache };
+/// The kind's name ("decode").
 std::string to_string(CaseKernel kernel);
-/// Prefix and reshape_and_cache cases have new tokens per sequence (query_lens).
-inline bool has_new_tokens(CaseKernel kernel) { return kernel != CaseKernel::decode; }
 
 /// How the values of query, K and V are drawn.
 enum class ValueDistribution : std::uint8_t {
@@ -39,23 +40,25 @@ enum class ValueDistribution : std::uint8_t {
   dominant_token,  // one token per sequence aligned with the query: p ~ 1 on it
   all_equal,       // every K row equal: a uniform softmax
   small_integers,  // small integers times a power of two: structural tests compare bit for bit
+  constant,        // every query, K and V element 1/16, nothing drawn: timing long contexts
 };
 std::string to_string(ValueDistribution d);
 ValueDistribution parse_value_distribution(const std::string& name);
 
-/// vLLM's kv_cache_dtype: the cache stores the activation dtype ("auto") or an fp8 flavour.
-enum class KVCacheDType : std::uint8_t { auto_dtype, fp8_e4m3, fp8_e5m2 };
-
-/// Built in code, a Case starts as one decode sequence of one token, one head of 64: set what
-/// differs. parse_case resolves every field from the JSON instead.
-struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, block_size
+/// Built in code, a Case starts as one decode sequence of one token, one head of 64, vLLM's
+/// tuning: set what differs. parse_case resolves every field from the JSON instead.
+struct Case : LaunchShape, KernelTuning {  // num_seqs, num_heads, num_kv_heads, head_size, block_size;
+                                           // partition_size (decode), warp_size, threads_per_cta,
+                                           // block_m, block_n, context_tile (prefix)
   Case() : LaunchShape{1, 1, 1, 64, 16} {}
 
   /// Stable id: given in the JSON, else derived from the parameters as written (derive_case_id).
   std::string id;
   CaseKernel kernel = CaseKernel::decode;
   DType dtype = DType::f16;  // query, key, value, out: f32, f16 or bf16
-  KVCacheDType kv_cache_dtype = KVCacheDType::auto_dtype;
+  /// vLLM's kv_cache_dtype: unset is "auto" (the caches store `dtype`), else a cache format of
+  /// the dtype table (fp8_e4m3, fp8_e5m2).
+  std::optional<DType> kv_cache_dtype;
   KVLayout kv_layout = KVLayout::vllm;
   /// Scalars keep the double the JSON held; kernels get them as f32, as vLLM passes them.
   double k_scale = 1.0;
@@ -66,7 +69,6 @@ struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, bl
   bool alibi = false;
   double soft_cap = 0.0;
   std::int32_t sliding_window = 0;
-  std::int32_t partition_size = 512;  // decode (V2) only
   std::uint64_t seed = 0;
   std::int32_t num_blocks = 0;  // 0: the blocks the sequences need plus one spare per sequence
   /// Resolved: as given, or drawn from the seed (draw_seq_lens). Prefix: context + new tokens.
@@ -75,14 +77,7 @@ struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, bl
   std::int32_t max_seq_len = 0;
   std::vector<std::int32_t> query_lens;  // prefix only: new tokens per sequence
   ValueDistribution distribution = ValueDistribution::uniform;
-  /// The kernel precision's GPU model: 32 on NVIDIA, 64 on the BI-V100.
-  std::int32_t warp_size = 32;
-  std::int32_t threads_per_cta = 128;
-  /// Prefix tiles (vLLM's BLOCK_M, BLOCK_N and the context tile of 32) and grid (vLLM's
-  /// max_input_len; 0: the longest query_len).
-  std::int32_t block_m = 128;
-  std::int32_t block_n = 64;
-  std::int32_t context_tile = 32;
+  /// Prefix: sizes the grid (vLLM's max_input_len; 0: the longest query_len).
   std::int32_t max_query_len = 0;
   /// Prefix: also write the new tokens' K/V into the cache (what vLLM does before attention);
   /// false leaves their slots NaN-poisoned.
@@ -101,8 +96,10 @@ struct Case : LaunchShape {  // num_seqs, num_heads, num_kv_heads, head_size, bl
   std::int32_t extra_table_columns = 1;
   bool poison_unused = true;
 
-  /// The dtype the caches store: dtype, or the fp8 flavour.
-  DType cache_storage_dtype() const;
+  /// The dtype the caches store: dtype, or the cache format.
+  DType cache_storage_dtype() const { return kv_cache_dtype.value_or(dtype); }
+  /// The caches are quantised (stored value / scale, dequantised with k_scale / v_scale).
+  bool quantised_cache() const { return dtype_info(cache_storage_dtype()).scaled; }
   /// Prefix: cached tokens of sequence s (seq_len - query_len). Decode: seq_len - 1.
   std::int32_t context_len(std::size_t s) const;
   /// Prefix: new tokens of the batch (rows of query). Decode: num_seqs.
@@ -149,17 +146,15 @@ std::string describe(const Case& c);
 float effective_scale(const Case& c);
 /// V2's max_num_partitions (pao/plan/partition.hpp; 1 for prefix cases).
 std::int32_t max_num_partitions(const Case& c);
-/// The kernel precision's GPU model of the case.
-KernelConfig kernel_config(const Case& c);
 /// Every field name a case JSON may hold (the error for an unknown field lists them).
 const std::vector<std::string_view>& case_field_names();
-/// "auto", "fp8_e4m3" or "fp8_e5m2".
-std::string_view kv_cache_dtype_name(KVCacheDType t);
-/// The dtype a cache of `t` stores under activations of `dtype`.
-DType cache_storage_dtype(KVCacheDType t, DType dtype);
-/// vLLM's kv_cache_dtype strings: "auto", "fp8" (= "fp8_e4m3"), "fp8_e4m3", "fp8_e5m2". Throws
-/// pao::Error naming `what` (a flag or a field) on anything else.
-KVCacheDType parse_kv_cache_dtype(std::string_view text, std::string_view what = "kv_cache_dtype");
+/// "auto" (unset), or the cache format's name ("fp8_e4m3").
+std::string_view kv_cache_dtype_name(std::optional<DType> t);
+/// vLLM's kv_cache_dtype strings: "auto" (unset), "fp8" (= "fp8_e4m3") and the name of every cache
+/// format of the dtype table. Throws pao::Error naming `what` (a flag or a field) on anything else.
+std::optional<DType> parse_kv_cache_dtype(std::string_view text, std::string_view what = "kv_cache_dtype");
+/// "auto, fp8_e4m3 (alias fp8), fp8_e5m2": what parse_kv_cache_dtype accepts.
+std::string kv_cache_dtype_choices();
 
 bool operator==(const Case& a, const Case& b);
 

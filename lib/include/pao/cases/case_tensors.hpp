@@ -24,7 +24,8 @@ struct DecodeCase {
   Tensor seq_lens;      // [num_seqs] i32
   Tensor alibi_slopes;  // [num_heads] f32, with spec.alibi
 
-  /// Views onto this case's tensors (valid while the case lives).
+  /// Views onto this case's tensors (valid while the case lives). The kernels take the case's
+  /// tuning beside them: paged_attention_v2(c.args(), precision, c.spec).
   DecodeArgs args() const;
 };
 
@@ -57,6 +58,10 @@ struct ReshapeCase {
 DecodeCase make_decode_case(const Case& c);
 PrefixCase make_prefix_case(const Case& c);
 ReshapeCase make_reshape_case(const Case& c);
+
+/// The blocks of a case's paged pool: num_blocks when the case gives it, else the blocks its
+/// sequences need plus one spare per sequence.
+std::int32_t pool_num_blocks(const Case& c);
 
 /// The attention options of a case: scale, fp8 scales (per tensor or per KV head), soft-cap,
 /// window, and the ALiBi slopes when the case has them.

@@ -1,4 +1,5 @@
 // Where a case asks for something vLLM's own kernels do not compute, and what they compute instead.
+// Each kernel kind lists its rules (pao/kinds/kernel_kind.hpp, KindTraits::vllm_rules):
 //   decode + sliding_window: vLLM's paged_attention_v1/v2 (csrc/attention) take no window; they
 //     attend to every token of the sequence.
 //   prefix + ALiBi + sliding_window: vLLM's context_attention_fwd (prefix_prefill.py) sends every
@@ -32,5 +33,13 @@ struct KernelFeatures {
   NewKVSource new_kv_source = NewKVSource::input;
 };
 KernelFeatures kernel_features(const Case& c);
+
+/// One way vLLM's op of a kind differs: when it applies, why (with the case's values), and what
+/// vLLM computes instead.
+struct VllmRule {
+  bool (*applies)(const Case& c);
+  std::string (*reason)(const Case& c);
+  void (*drop)(KernelFeatures& f);
+};
 
 }  // namespace pao::cases

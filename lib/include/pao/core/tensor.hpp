@@ -20,6 +20,8 @@ std::string shape_to_string(const Shape& shape);
 std::int64_t shape_numel(const Shape& shape);
 /// Row-major strides of a contiguous tensor of `shape`.
 Shape contiguous_strides(const Shape& shape);
+/// The multi-index of row-major element `flat` of a tensor of `shape` (the inverse of the strides).
+Shape index_of_flat(const Shape& shape, std::int64_t flat);
 
 /// A strided view. `data` points at element [0, 0, ...]. Views do not own memory; inputs are
 /// read through views and never written.

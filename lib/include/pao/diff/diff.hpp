@@ -15,6 +15,13 @@
 #include "pao/cases/case.hpp"
 #include "pao/diff/compare.hpp"
 
+namespace pao::golden {
+class TensorFile;
+}
+namespace pao::diff {
+class GoldenView;
+}
+
 namespace pao::diff {
 
 struct DiffOptions {
@@ -68,6 +75,13 @@ std::string canonical_output_name(std::string_view name, cases::CaseKernel kerne
 /// malformed or non-golden GOLDEN, an unreadable ACTUAL, or an ACTUAL that holds no output.
 CaseReport diff_case(const std::filesystem::path& golden, const std::filesystem::path& actual,
                      const DiffOptions& options);
+/// The same on files already open, or held in memory (TensorFile::in_memory: a golden just made and
+/// a GPU run's outputs, as pao-cuda-check judges them).
+CaseReport diff_case(const golden::TensorFile& golden, const golden::TensorFile& actual,
+                     const DiffOptions& options);
+/// The same against a golden already opened for diffing, whose tensors and exact partials stay
+/// loaded for the next diff (diff/golden_view.hpp).
+CaseReport diff_case(const GoldenView& golden, const golden::TensorFile& actual, const DiffOptions& options);
 
 /// Files or folders. A GOLDEN folder lists its cases in manifest.json (or, without one, holds
 /// <id>.safetensors files and npy folders); each case's ACTUAL is found in the ACTUAL folder as

@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "pao/core/dtype.hpp"
+#include "pao/numerics/ulp.hpp"  // ulp_of
 
 namespace pao::diff {
-
-/// Spacing of `dtype`'s values at |value| (the subnormal spacing near 0).
-double ulp_of(DType dtype, double value);
 
 struct UlpHistogram {
   /// Bin labels: "0", "<=0.5", "<=1", "<=2", "<=4", "<=16", "<=256", ">256", "nan/inf".

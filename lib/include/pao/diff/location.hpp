@@ -27,7 +27,7 @@ bool has_partitions(OutputLayout layout);
 struct CaseGeometry {
   cases::CaseKernel kernel = cases::CaseKernel::decode;
   std::int32_t num_seqs = 0, num_heads = 0, head_size = 0, block_size = 16;
-  std::int32_t partition_size = 512, max_num_partitions = 1;
+  std::int32_t partition_size = KernelTuning{}.partition_size, max_num_partitions = 1;
   std::vector<std::int32_t> seq_lens;
   std::vector<std::int32_t> query_start_loc;  // prefix: num_seqs + 1 entries
   std::vector<std::int32_t> token_seq;        // prefix: the sequence of every new token

@@ -7,6 +7,10 @@
 //   elementwise  |actual - expected| <= atol + rtol * |expected| for every element (torch's
 //                assert_close defaults per dtype), expected = the golden's own tensor
 //   nmse         sum (actual - expected)^2 / sum expected^2 <= nmse
+//   bitwise      every element equal to the golden's own tensor bit for bit (any NaN equals any
+//                NaN): a port of the oracle's arithmetic (pao's CUDA kernels against the kernel
+//                precision), and reshape_and_cache's written caches (always: a cache write has no
+//                legitimate rounding freedom)
 // Under every rule a NaN or Inf where the golden is finite fails. Default: flash with k = 2, local
 // and distributional, for every output. `--policy NAME:key=value,...` overrides any of them.
 #pragma once
@@ -19,11 +23,10 @@
 #include <vector>
 
 #include "pao/core/dtype.hpp"
+#include "pao/numerics/ulp.hpp"  // unit_roundoff
 
 namespace pao::diff {
 
-/// bitwise: reshape_and_cache's written caches, which must equal the golden's bit for bit (not
-/// selectable with --policy: a cache write has no legitimate rounding freedom).
 enum class Rule : std::uint8_t { flash, elementwise, nmse, bitwise };
 std::string to_string(Rule rule);
 
@@ -46,14 +49,12 @@ struct Policy {
 /// torch.testing.assert_close's (atol, rtol) for a dtype: f16 (1e-5, 1e-3), bf16 (1e-5, 1.6e-2),
 /// f32 (1e-5, 1.3e-6), f64 (1e-7, 1e-7); fp8 and integers use f32's.
 std::pair<double, double> torch_tolerances(DType dtype);
-/// Unit roundoff of an output dtype (f16 2^-11, bf16 2^-8, f32 2^-24, f64 2^-53).
-double unit_roundoff(DType dtype);
 
 /// The default policy of a (canonical) output name; `golden_dtype` is the golden tensor's dtype.
 Policy default_policy(std::string_view tensor, DType golden_dtype);
 
 /// One --policy argument: "NAME:key=value[,key=value...]", NAME an output name or "*" (every
-/// tensor); keys rule (flash|elementwise|nmse), k, floor, local (0|1), distributional (0|1), atol,
+/// tensor); keys rule (flash|elementwise|nmse|bitwise), k, floor, local (0|1), distributional (0|1), atol,
 /// rtol, nmse. Without `rule`, k and
 /// floor select flash, atol and rtol elementwise, nmse nmse. A "*" override whose rule is only
 /// implied by flash or elementwise keys tunes the tensors already under that rule ("*:k=3" leaves

@@ -16,6 +16,9 @@ struct TextOptions {
 };
 
 std::string render_text(const DiffReport& report, const TextOptions& options = {});
+/// One tensor's part of the text report: "  v2.tmp_out           PASS  <criterion>\n", and its
+/// details (worst elements, summaries, pattern) when it fails or with `verbose`.
+std::string render_tensor_text(const TensorReport& tensor, const TextOptions& options = {});
 /// The last line of the text report (and all of `pao diff --quiet`): "N passed, N failed" counting
 /// tensors; over several cases "... (tensors); cases: P of N pass, F fail[, R not run]".
 std::string summary_line(const DiffReport& report);

@@ -20,16 +20,18 @@
 
 namespace pao::golden {
 
+/// The output groups a golden keeps: the groups the kernel kinds give their outputs
+/// (pao/kinds/kernel_kind.hpp, OutputSpec::group), every one of them by default.
 struct OutputSelection {
-  bool exact = true;
-  bool v1 = true;
-  bool v2 = true;
-  bool partials = true;
-  bool prefix = true;
-
-  bool all() const { return exact && v1 && v2 && partials && prefix; }
+  OutputSelection();                // every group
+  std::vector<std::string> groups;  // in canonical order
+  bool keeps(std::string_view group) const;
+  bool all() const;
   bool operator==(const OutputSelection&) const = default;
 };
+
+/// Every group, in canonical order (the kinds', in table order): exact, v1, v2, partials, prefix.
+const std::vector<std::string>& output_groups();
 
 /// "exact,v2,partials", "kernel", "all", "none". Throws pao::Error naming `what` and the
 /// unknown group.

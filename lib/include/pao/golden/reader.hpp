@@ -24,6 +24,10 @@ class TensorFile {
   /// Opens a .safetensors file or an npy folder. Throws pao::Error naming the path if it is
   /// neither, or if its header / meta.json is malformed.
   static TensorFile open(const std::filesystem::path& path);
+  /// Tensors held in memory (a golden just made, a GPU run's outputs), read the same way; `name`
+  /// stands for the path in messages.
+  static TensorFile in_memory(const std::string& name, SafetensorsMetadata metadata,
+                              std::vector<std::pair<std::string, Tensor>> tensors);
 
   const std::filesystem::path& path() const { return path_; }
   bool is_npy() const { return npy_; }
@@ -42,7 +46,8 @@ class TensorFile {
   std::shared_ptr<const ByteSource> source_;  // safetensors
   SafetensorsHeader header_;
   std::map<std::string, std::pair<std::filesystem::path, std::optional<DType>>>
-      npy_files_;  // name -> file, declared dtype
+      npy_files_;                                                              // name -> file, declared dtype
+  std::shared_ptr<const std::vector<std::pair<std::string, Tensor>>> memory_;  // in_memory
 };
 
 /// The case a golden was made from (its metadata's "case"). Throws pao::Error if `file` is not
@@ -62,10 +67,9 @@ cases::PrefixCase prefix_case_of(const GoldenTensors& golden);
 /// A golden file (.safetensors or npy folder) as a case ready to run, in one call: its inputs
 /// (only those; its outputs are not read) and its case, so that `c.args()` are the DecodeArgs /
 /// PrefixArgs the golden was made from — k_scale / v_scale, per-head scales, ALiBi, soft-cap and
-/// window included — and `kernel_config(c.spec)` its kernel-precision configuration:
+/// window included — and `c.spec` (a KernelTuning) its kernel-precision tuning:
 ///   const auto c = pao::golden::load_decode_case("g/decode-....safetensors");
-///   pao::DecodeOutputs o = pao::paged_attention_v1(c.args(), pao::Precision::kernel,
-///                                                  pao::cases::kernel_config(c.spec));
+///   pao::DecodeOutputs o = pao::paged_attention_v1(c.args(), pao::Precision::kernel, c.spec);
 ///   // o.out is bit for bit the golden's v1.out
 /// Throws pao::Error naming the file if it is not a pao golden, is a golden of another kernel,
 /// or lacks an input.

@@ -69,11 +69,4 @@ void check_attention_scalars(float scale, float soft_cap, std::int32_t sliding_w
 /// An fp8 dequantisation scale (k_scale, v_scale, a per-head entry) is finite and positive.
 void check_fp8_scale(float scale, std::string_view name);
 
-/// The kernel precision's model of the GPU: warp size (32 on NVIDIA, 64 on the BI-V100) and
-/// threads per CTA (vLLM: 128).
-struct KernelConfig {
-  std::int32_t warp_size = 32;
-  std::int32_t threads_per_cta = 128;
-};
-
 }  // namespace pao

@@ -7,6 +7,7 @@
 #include "pao/core/tensor.hpp"
 #include "pao/kernels/attention_options.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/kernel_tuning.hpp"
 
 namespace pao {
 
@@ -15,8 +16,6 @@ struct DecodeArgs : PagedKVArgs {
   TensorView query;  // [num_seqs, num_heads, head_size]  f32/f16/bf16
   /// Bounds the number of V2 partitions (vLLM's max_seq_len). 0: the largest of seq_lens.
   std::int32_t max_seq_len = 0;
-  /// V2 only: tokens per partition, a multiple of the block size.
-  std::int32_t partition_size = 512;
 };
 
 struct DecodeOutputs {
@@ -29,10 +28,10 @@ struct DecodeOutputs {
   Tensor exp_sums;    // [num_seqs, num_heads, max_num_partitions] f32
 };
 
-DecodeOutputs paged_attention_v1(const DecodeArgs& args, Precision precision,
-                                 const KernelConfig& config = {});
-DecodeOutputs paged_attention_v2(const DecodeArgs& args, Precision precision,
-                                 const KernelConfig& config = {});
+/// `tuning`: the kernel precision's GPU (warp_size, threads_per_cta) and V2's partition_size; a
+/// case is one (paged_attention_v2(c.args(), precision, c.spec)), KernelTuning{} is vLLM's.
+DecodeOutputs paged_attention_v1(const DecodeArgs& args, Precision precision, const KernelTuning& tuning);
+DecodeOutputs paged_attention_v2(const DecodeArgs& args, Precision precision, const KernelTuning& tuning);
 
 /// V2's second kernel on its own, so that a vendor's partials can be reduced by the oracle.
 struct ReduceArgs {
@@ -40,11 +39,11 @@ struct ReduceArgs {
   TensorView max_logits;  // [num_seqs, num_heads, max_num_partitions] f32
   TensorView exp_sums;    // [num_seqs, num_heads, max_num_partitions] f32
   TensorView seq_lens;    // [num_seqs] i32
-  std::int32_t partition_size = 512;
 };
 
-/// Returns `out` (the dtype of tmp_out) and, in exact precision, `out_f64`.
+/// Returns `out` (the dtype of tmp_out) and, in exact precision, `out_f64`; the partials are of
+/// tuning.partition_size tokens.
 DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precision,
-                                        const KernelConfig& config = {});
+                                        const KernelTuning& tuning);
 
 }  // namespace pao

@@ -9,6 +9,7 @@
 #include "pao/core/tensor.hpp"
 #include "pao/kernels/attention_options.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/plan/kernel_tuning.hpp"
 
 namespace pao {
 
@@ -20,9 +21,6 @@ struct PrefixArgs : PagedKVArgs {
   TensorView key;              // [num_tokens, num_kv_heads, head_size]  the query's dtype
   TensorView value;            // [num_tokens, num_kv_heads, head_size]  the query's dtype
   TensorView query_start_loc;  // [num_seqs + 1] i32, 0 = first <= ... <= last = num_tokens
-  /// Tile sizes of the kernel. vLLM: 128 / 64 when the block size is a power of two, else 32 / 32;
-  /// context tiles of 32 (its ALiBi kernel uses block_n for both).
-  std::int32_t block_m = 128, block_n = 64, context_tile = 32;
   /// Sizes the grid's query-tile dimension (vLLM's max_input_len). 0: the longest query_len.
   std::int32_t max_query_len = 0;
   /// Where the new tokens' K/V come from. input: `key` / `value` as given (vLLM's Triton
@@ -38,9 +36,11 @@ struct PrefixOutputs {
   Tensor out_f64;  // exact precision only: `out` before its one rounding
 };
 
-/// Runs the prefix kernel. `config` is accepted for symmetry with the decode kernels; the prefix
-/// kernel's arithmetic (docs/prefix.md) does not depend on warp size or threads per CTA.
-/// Throws pao::Error naming the tensor, index and rule on bad input.
-PrefixOutputs prefix_attention(const PrefixArgs& args, Precision precision, const KernelConfig& config = {});
+/// Runs the prefix kernel with the tiles of `tuning` (block_m, block_n, context_tile; vLLM: 128 / 64
+/// when the block size is a power of two, else 32 / 32; context tiles of 32 — its ALiBi kernel uses
+/// block_n for both). The prefix kernel's arithmetic (docs/prefix.md) does not depend on the
+/// tuning's warp size or threads per CTA. Throws pao::Error naming the tensor, index and rule on
+/// bad input.
+PrefixOutputs prefix_attention(const PrefixArgs& args, Precision precision, const KernelTuning& tuning);
 
 }  // namespace pao

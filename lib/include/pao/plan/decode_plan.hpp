@@ -17,19 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "pao/plan/kernel_tuning.hpp"
+#include "pao/plan/kernel_variant.hpp"
 #include "pao/plan/launch_shape.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao {
 
-enum class DecodeKernel : std::uint8_t { v1, v2 };
-
-/// Everything about a decode launch that decides its decomposition.
-struct DecodeShape : LaunchShape {
-  std::int32_t max_seq_len = 0;       // bounds max_num_partitions, as in vLLM
-  std::int32_t partition_size = 512;  // V2 only; a multiple of block_size
-  std::int32_t threads_per_cta = 128;
-  std::int32_t warp_size = 32;
+/// Everything about a decode launch that decides its decomposition: the shape, the tuning
+/// (partition_size for V2, threads_per_cta, warp_size) and max_seq_len.
+struct DecodeShape : LaunchShape, KernelTuning {
+  std::int32_t max_seq_len = 0;  // bounds max_num_partitions, as in vLLM; 0: the longest seq_len
 };
 
 /// One attention CTA. Its tokens are [token_begin, token_end) of sequence `seq`; a V2 partition
@@ -57,7 +55,7 @@ struct ReduceCta {
 };
 
 struct DecodePlan {
-  DecodeKernel kernel = DecodeKernel::v1;
+  KernelVariant kernel = KernelVariant::v1;
   DecodeShape shape;
   std::int32_t max_num_partitions = 1;  // pao::max_num_partitions(max_seq_len, partition_size); 1 for V1
   std::int32_t grid_x = 0, grid_y = 0, grid_z = 0;
@@ -70,11 +68,13 @@ struct DecodePlan {
   std::int32_t kv_head_of(std::int32_t head) const { return shape.kv_head_of(head); }
 };
 
-/// Plans V1 or V2 for the given sequence lengths (each in [0, shape.max_seq_len]).
-/// Throws pao::Error on inconsistent shapes (heads not divisible, partition size not a multiple
-/// of the block size, a seq_len beyond max_seq_len).
-DecodePlan plan_decode(DecodeKernel kernel, const DecodeShape& shape, std::span<const std::int32_t> seq_lens);
+/// max_seq_len as given, or the longest of seq_lens when it is 0 (the one place this rule lives).
+std::int32_t resolved_max_seq_len(std::int32_t max_seq_len, std::span<const std::int32_t> seq_lens);
 
-std::string to_string(DecodeKernel kernel);
+/// Plans V1 or V2 for the given sequence lengths (each in [0, shape.max_seq_len]; max_seq_len 0:
+/// the longest, resolved in the plan's shape). Throws pao::Error on inconsistent shapes (heads not
+/// divisible, a tuning rule broken: check_tuning, a seq_len beyond max_seq_len).
+DecodePlan plan_decode(KernelVariant kernel, const DecodeShape& shape,
+                       std::span<const std::int32_t> seq_lens);
 
 }  // namespace pao

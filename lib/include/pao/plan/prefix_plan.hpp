@@ -19,16 +19,16 @@
 #include <span>
 #include <vector>
 
+#include "pao/plan/kernel_tuning.hpp"
 #include "pao/plan/launch_shape.hpp"
 
 namespace pao {
 
-/// Everything about a prefix launch that decides its decomposition.
-struct PrefixShape : LaunchShape {
+/// Everything about a prefix launch that decides its decomposition: the shape, the tuning's tiles
+/// (block_m query rows per CTA, block_n keys per new-token tile, context_tile keys per context
+/// tile) and max_query_len.
+struct PrefixShape : LaunchShape, KernelTuning {
   std::int32_t max_query_len = 0;  // sizes grid z (vLLM's max_input_len); 0: the longest query_len
-  std::int32_t block_m = 128;      // query rows per CTA
-  std::int32_t block_n = 64;       // keys per new-token tile
-  std::int32_t context_tile = 32;  // keys per context tile (vLLM's TRITON_BLOCK_SIZE)
 };
 
 enum class PrefixTileKind : std::uint8_t {

@@ -25,15 +25,13 @@ void write_row(const TensorView& src, std::int64_t token, std::byte* cache, cons
     for (std::int64_t d = 0; d < head_size; ++d) {
       const std::byte* s = src.bytes() + src.offset({token, h, d}) * static_cast<std::int64_t>(src_size);
       std::byte* dst = cache + layout.offset(block, h, offset, d) * static_cast<std::int64_t>(dst_size);
-      if (!is_fp8(cache_dtype)) {
+      if (!dtype_info(cache_dtype).scaled) {
         std::memcpy(dst, s, src_size);  // same dtype: the bits, NaN payloads included
         continue;
       }
       const float x = static_cast<float>(decode_element(src.dtype, s));  // exact: an activation dtype
       const float q = x / scale;                                         // one fp32 division
-      const std::uint8_t code =
-          cache_dtype == DType::fp8_e4m3 ? encode_fp8_e4m3_from_f32(q) : encode_fp8_e5m2_from_f32(q);
-      std::memcpy(dst, &code, 1);
+      encode_from_f32(cache_dtype, &q, dst, 1);                          // the format's one rounding
     }
   }
 }

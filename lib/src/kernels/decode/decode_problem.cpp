@@ -7,7 +7,7 @@
 
 namespace pao::detail {
 
-DecodeShape DecodeProblem::shape(std::int32_t partition_size, const KernelConfig& config) const {
+DecodeShape DecodeProblem::shape(const KernelTuning& tuning) const {
   DecodeShape s;
   s.num_seqs = num_seqs;
   s.num_heads = num_heads;
@@ -15,9 +15,7 @@ DecodeShape DecodeProblem::shape(std::int32_t partition_size, const KernelConfig
   s.head_size = head_size;
   s.block_size = kv.block_size;
   s.max_seq_len = max_seq_len;
-  s.partition_size = partition_size;
-  s.threads_per_cta = config.threads_per_cta;
-  s.warp_size = config.warp_size;
+  static_cast<KernelTuning&>(s) = tuning;
   return s;
 }
 
@@ -42,7 +40,7 @@ DecodeProblem make_decode_problem(const DecodeArgs& args) {
     longest = std::max(longest, len);
   }
   require(args.max_seq_len >= 0, "max_seq_len = ", args.max_seq_len, ": must be >= 0 (0 = longest seq_len)");
-  p.max_seq_len = args.max_seq_len > 0 ? args.max_seq_len : longest;
+  p.max_seq_len = args.max_seq_len;  // 0: the plan takes the longest (plan_decode)
   p.scalars = make_scalars(args.options, p.num_heads, p.head_size);
   return p;
 }

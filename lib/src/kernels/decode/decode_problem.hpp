@@ -20,7 +20,8 @@ struct DecodeProblem {
   AttentionScalars scalars;
 
   std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
-  DecodeShape shape(std::int32_t partition_size, const KernelConfig& config) const;
+  /// The plan's shape of this problem with `tuning` (max_seq_len 0: the plan takes the longest).
+  DecodeShape shape(const KernelTuning& tuning) const;
 };
 
 /// Checks every tensor of `args` and builds the problem. Throws pao::Error naming the tensor,

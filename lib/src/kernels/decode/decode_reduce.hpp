@@ -6,13 +6,14 @@
 
 #include "pao/kernels/attention_options.hpp"
 #include "pao/kernels/decode_geometry.hpp"
+#include "pao/plan/kernel_tuning.hpp"
 
 namespace pao::detail {
 
 /// The kernel precision's thread geometry rules, shared by V1, V2 and the standalone reduce:
 /// warp_size 32 or 64, threads_per_cta a power-of-two number of warps. Throws pao::Error
-/// ("KernelConfig: ...").
-void check_kernel_config(const KernelConfig& config);
+/// ("kernel precision: ...").
+void check_kernel_geometry(const KernelTuning& tuning);
 
 /// Exact: M = max of the partitions' max logits, w_j = exp_sum_j * exp(max_j - M),
 /// out = sum_j w_j tmp_j / sum_j w_j (0 when every weight is 0). tmp: [num_partitions][hs].

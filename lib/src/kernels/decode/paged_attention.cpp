@@ -18,12 +18,12 @@ namespace pao {
 
 namespace detail {
 
-void check_kernel_config(const KernelConfig& c) {
-  require(c.warp_size == 32 || c.warp_size == 64, "KernelConfig: warp_size = ", c.warp_size,
+void check_kernel_geometry(const KernelTuning& c) {
+  require(c.warp_size == 32 || c.warp_size == 64, "kernel precision: warp_size = ", c.warp_size,
           " (supported: 32, 64)");
   require(c.threads_per_cta >= c.warp_size && c.threads_per_cta % c.warp_size == 0 &&
               ((c.threads_per_cta / c.warp_size) & (c.threads_per_cta / c.warp_size - 1)) == 0,
-          "KernelConfig: threads_per_cta = ", c.threads_per_cta,
+          "kernel precision: threads_per_cta = ", c.threads_per_cta,
           " must be a power-of-two number of warps of ", c.warp_size);
 }
 
@@ -33,8 +33,8 @@ namespace {
 
 using detail::DecodeProblem;
 
-DecodeGeometry checked_geometry(const DecodeProblem& p, const KernelConfig& c) {
-  detail::check_kernel_config(c);
+DecodeGeometry checked_geometry(const DecodeProblem& p, const KernelTuning& c) {
+  detail::check_kernel_geometry(c);
   const std::int32_t bs = p.kv.block_size;
   require(bs >= 8 && (bs & (bs - 1)) == 0, "key_cache: block_size = ", bs,
           ": the kernel precision needs a power of two >= 8 (vLLM's V vectors)");
@@ -93,14 +93,14 @@ void store(DType dtype, const float* src, Tensor& t, std::size_t offset, std::si
   encode_from_f32(dtype, src, t.bytes() + offset * dtype_size(dtype), n);
 }
 
-DecodeOutputs run_decode(DecodeKernel kernel, const DecodeArgs& args, Precision precision,
-                         const KernelConfig& config) {
+DecodeOutputs run_decode(KernelVariant kernel, const DecodeArgs& args, Precision precision,
+                         const KernelTuning& tuning) {
   const DecodeProblem p = detail::make_decode_problem(args);
-  const DecodeGeometry geo = precision == Precision::kernel ? checked_geometry(p, config) : DecodeGeometry{};
-  const DecodePlan plan = plan_decode(kernel, p.shape(args.partition_size, config), p.seq_lens);
+  const DecodeGeometry geo = precision == Precision::kernel ? checked_geometry(p, tuning) : DecodeGeometry{};
+  const DecodePlan plan = plan_decode(kernel, p.shape(tuning), p.seq_lens);
   const Executor ex{p, plan, precision, geo};
   const std::int32_t hs = p.head_size, P = plan.max_num_partitions, G = ex.G();
-  const bool v2 = kernel == DecodeKernel::v2;
+  const bool v2 = kernel == KernelVariant::v2;
   const bool exact = precision == Precision::exact;
 
   DecodeOutputs o;
@@ -191,12 +191,12 @@ DecodeOutputs run_decode(DecodeKernel kernel, const DecodeArgs& args, Precision 
 
 }  // namespace
 
-DecodeOutputs paged_attention_v1(const DecodeArgs& args, Precision precision, const KernelConfig& config) {
-  return run_decode(DecodeKernel::v1, args, precision, config);
+DecodeOutputs paged_attention_v1(const DecodeArgs& args, Precision precision, const KernelTuning& tuning) {
+  return run_decode(KernelVariant::v1, args, precision, tuning);
 }
 
-DecodeOutputs paged_attention_v2(const DecodeArgs& args, Precision precision, const KernelConfig& config) {
-  return run_decode(DecodeKernel::v2, args, precision, config);
+DecodeOutputs paged_attention_v2(const DecodeArgs& args, Precision precision, const KernelTuning& tuning) {
+  return run_decode(KernelVariant::v2, args, precision, tuning);
 }
 
 }  // namespace pao

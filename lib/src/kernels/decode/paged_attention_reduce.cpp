@@ -12,7 +12,7 @@
 namespace pao {
 
 DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precision,
-                                        const KernelConfig& config) {
+                                        const KernelTuning& tuning) {
   const TensorView& t = args.tmp_out;
   require(is_activation(t.dtype), "tmp_out: dtype ", dtype_name(t.dtype), ", expected f32, f16 or bf16");
   detail::check_tensor(t, "tmp_out", {-1, -1, -1, -1},
@@ -24,18 +24,18 @@ DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precis
     detail::check_tensor(*v, name, {S, H, P}, "[num_seqs, num_heads, max_num_partitions] (as tmp_out)");
   }
   const auto seq_lens = detail::read_i32_vector(args.seq_lens, "seq_lens", S);
-  require(args.partition_size > 0, "partition_size = ", args.partition_size, ": must be positive");
+  require(tuning.partition_size > 0, "partition_size = ", tuning.partition_size, ": must be positive");
   for (std::int64_t s = 0; s < S; ++s) {
     const std::int32_t len = seq_lens[static_cast<std::size_t>(s)];
     require(len >= 0, "seq_lens[", s, "] = ", len, ": negative length");
-    const std::int32_t parts = partitions_of_sequence(len, args.partition_size);
-    require(parts <= P, "seq_lens[", s, "] = ", len, " needs ", parts, " partitions of ", args.partition_size,
-            " but tmp_out holds max_num_partitions = ", P);
+    const std::int32_t parts = partitions_of_sequence(len, tuning.partition_size);
+    require(parts <= P, "seq_lens[", s, "] = ", len, " needs ", parts, " partitions of ",
+            tuning.partition_size, " but tmp_out holds max_num_partitions = ", P);
   }
   // The reduce's arithmetic depends on warp_size and threads_per_cta only (block size and
   // element size shape the attention kernel's lanes, not the reduce's).
-  if (precision == Precision::kernel) detail::check_kernel_config(config);
-  const DecodeGeometry geo = DecodeGeometry::make(config.warp_size, config.threads_per_cta, 16, 4);
+  if (precision == Precision::kernel) detail::check_kernel_geometry(tuning);
+  const DecodeGeometry geo = DecodeGeometry::make(tuning.warp_size, tuning.threads_per_cta, 16, 4);
 
   DecodeOutputs o;
   o.out = Tensor(t.dtype, {S, H, hs});
@@ -45,7 +45,7 @@ DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precis
   for (std::int64_t i = 0; i < S * H; ++i) {
     const std::int64_t s = i / H, h = i % H;
     const std::int32_t np =
-        partitions_of_sequence(seq_lens[static_cast<std::size_t>(s)], args.partition_size);
+        partitions_of_sequence(seq_lens[static_cast<std::size_t>(s)], tuning.partition_size);
     std::vector<double> tmp(static_cast<std::size_t>(np * hs)), mx(static_cast<std::size_t>(np)),
         sm(static_cast<std::size_t>(np)), out(static_cast<std::size_t>(hs));
     for (std::int32_t j = 0; j < np; ++j) {

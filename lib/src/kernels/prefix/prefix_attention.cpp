@@ -30,8 +30,8 @@ std::vector<const PrefixCta*> work_items(const detail::PrefixProblem& p) {
 
 }  // namespace
 
-PrefixOutputs prefix_attention(const PrefixArgs& args, Precision precision, const KernelConfig& /*config*/) {
-  const detail::PrefixProblem p = detail::make_prefix_problem(args);
+PrefixOutputs prefix_attention(const PrefixArgs& args, Precision precision, const KernelTuning& tuning) {
+  const detail::PrefixProblem p = detail::make_prefix_problem(args, tuning);
   const bool exact = precision == Precision::exact;
   const std::int32_t hs = p.head_size, G = p.queries_per_kv();
   PrefixOutputs o;

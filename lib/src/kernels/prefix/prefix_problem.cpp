@@ -42,7 +42,7 @@ void check_context_blocks(const PagedKV& kv, std::int32_t seq, std::int32_t seq_
 
 }  // namespace
 
-PrefixProblem make_prefix_problem(const PrefixArgs& args) {
+PrefixProblem make_prefix_problem(const PrefixArgs& args, const KernelTuning& tuning) {
   PrefixProblem p;
   const TensorView& q = args.query;
   const QueryShape qs = check_query(q, "[num_tokens, num_heads, head_size]");
@@ -106,9 +106,7 @@ PrefixProblem make_prefix_problem(const PrefixArgs& args) {
   shape.head_size = p.head_size;
   shape.block_size = p.kv.block_size;
   shape.max_query_len = args.max_query_len;
-  shape.block_m = args.block_m;
-  shape.block_n = args.block_n;
-  shape.context_tile = args.context_tile;
+  static_cast<KernelTuning&>(shape) = tuning;
   p.plan = plan_prefix(shape, p.seq_lens, p.query_lens);
   return p;
 }

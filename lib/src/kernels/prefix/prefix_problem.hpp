@@ -27,6 +27,6 @@ struct PrefixProblem {
 
 /// Checks every tensor of `args` and plans the launch. Throws pao::Error naming the tensor,
 /// the index and the rule.
-PrefixProblem make_prefix_problem(const PrefixArgs& args);
+PrefixProblem make_prefix_problem(const PrefixArgs& args, const KernelTuning& tuning);
 
 }  // namespace pao::detail

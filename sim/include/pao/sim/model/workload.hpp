@@ -11,16 +11,11 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/core/dtype.hpp"
+#include "pao/plan/kernel_tuning.hpp"
+#include "pao/plan/kernel_variant.hpp"
 #include "pao/plan/launch_shape.hpp"
 
 namespace pao::sim {
-
-enum class KernelKind : std::uint8_t {
-  v1,        // vLLM paged_attention_v1: one CTA per (seq, head)
-  v2,        // vLLM paged_attention_v2: one CTA per (seq, head, partition), then the reduce
-  prefix,    // K-tiled prefix (chunked-prefill) attention, vLLM's context_attention_fwd
-  fallback,  // framework fallback: a host loop over K tiles, a chain of small kernels per tile
-};
 
 /// Built in code, a Workload starts as one sequence of 32 / 32 heads of 128, blocks of 16.
 struct Workload : LaunchShape {
@@ -37,14 +32,11 @@ struct Workload : LaunchShape {
   std::string to_string() const;
 };
 
-struct KernelConfig {
-  KernelKind kind = KernelKind::v1;
-  std::int32_t partition_size = 512;      // V2
-  std::int32_t threads_per_cta = 128;     // V1/V2/reduce: vLLM's NUM_THREADS
+/// A kernel to time and its tuning (pao/plan/kernel_tuning.hpp: partition_size for V2,
+/// threads_per_cta, the prefix tiles; the warp size is the device's, not the tuning's).
+struct KernelConfig : KernelTuning {
+  KernelVariant kind = KernelVariant::v1;
   std::int32_t registers_per_thread = 0;  // 0: the model's default for the kernel (an assumption)
-  std::int32_t block_m = 128;             // prefix: query rows per CTA
-  std::int32_t block_n = 64;              // prefix: keys per new-token tile
-  std::int32_t context_tile = 32;         // prefix: keys per context tile (vLLM's TRITON_BLOCK_SIZE)
   std::int32_t prefix_warps = 4;          // prefix: warps per CTA
   std::int32_t fallback_tile = 512;       // fallback: tokens per host-loop K tile
 
@@ -58,7 +50,6 @@ void validate_workload(const Workload& w);
 /// Parses "v1", "v2", "v2:1024", "prefix", "prefix:64x32", "fallback", "fallback:256"; fields a
 /// spec does not set come from `defaults`.
 KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaults);
-std::string to_string(KernelKind kind);
 
 /// Parses "4096" or "100,2000,4096" (`what` names the flag in errors).
 std::vector<std::int32_t> parse_int_list(std::string_view text, std::string_view what);

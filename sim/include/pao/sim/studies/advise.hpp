@@ -16,7 +16,7 @@ namespace pao::sim {
 
 /// vLLM's choice: true = V1, false = V2 with `partition_size`.
 bool vllm_use_v1(std::int64_t num_seqs, std::int64_t num_heads, std::int64_t max_seq_len,
-                 std::int64_t partition_size = 512);
+                 std::int64_t partition_size = KernelTuning{}.partition_size);
 
 /// FlashAttention-2's split heuristic. If the grid already nearly fills the GPU
 /// (batch_nheads_mblocks >= 0.8 * num_sms) one split; else, over the eligible split counts

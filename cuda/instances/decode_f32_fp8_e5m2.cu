@@ -1,7 +1,0 @@
-// Decode kernels for f32 activations with a fp8_e5m2 KV cache (one translation unit per dtype pair).
-#include "launch/decode_launchers.cuh"
-
-namespace pao::cuda::detail {
-template Status launch_decode_attention<DType::f32, DType::fp8_e5m2>(const DecodeKernelArgs&,
-                                                                     const KernelLaunch&, cudaStream_t);
-}  // namespace pao::cuda::detail

@@ -1,0 +1,194 @@
+// The decode kind: vLLM's paged_attention_v1 / v2 (one new token per sequence, V2's partitions
+// and reduce). Its case fields are the tuning of V2 and of the kernel precision's GPU.
+#include "kinds/kind_helpers.hpp"
+#include "kinds/kind_registry.hpp"
+#include "pao/cases/case_tensors.hpp"
+#include "pao/golden/reader.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/kernels/decode_geometry.hpp"
+#include "pao/kernels/paged_attention.hpp"
+
+namespace pao::kinds::detail {
+
+namespace {
+
+constexpr KernelVariant kVariants[] = {KernelVariant::v1, KernelVariant::v2};
+constexpr std::string_view kFields[] = {"partition_size", "warp_size", "threads_per_cta"};
+constexpr std::string_view kInputs[] = {"query",        "key_cache", "value_cache",
+                                        "block_tables", "seq_lens",  "alibi_slopes"};
+using J = OutputSpec::Judged;
+// vLLM's argument names (paged_attention_v2's tmp_out, max_logits, exp_sum) and `output` / `o`.
+constexpr std::string_view kOutAliases[] = {"output", "o"};
+constexpr std::string_view kTmpOutAliases[] = {"tmp_out"};
+constexpr std::string_view kMaxLogitsAliases[] = {"max_logits"};
+constexpr std::string_view kExpSumsAliases[] = {"exp_sums", "exp_sum"};
+constexpr OutputSpec kOutputs[] = {
+    {"out", kOutAliases, RowLayout::per_sequence, J::final_output, "exact"},
+    {"out_exact", {}, RowLayout::per_sequence, J::exact_reference, "exact"},
+    {"v1.out", {}, RowLayout::per_sequence, J::final_output, "v1"},
+    {"v2.out", {}, RowLayout::per_sequence, J::final_output, "v2"},
+    {"v2.tmp_out", kTmpOutAliases, RowLayout::per_sequence_partition_dim, J::partial, "partials"},
+    {"v2.max_logits", kMaxLogitsAliases, RowLayout::per_sequence_partition, J::partial, "partials"},
+    {"v2.exp_sums", kExpSumsAliases, RowLayout::per_sequence_partition, J::partial, "partials"},
+};
+
+// A vendor's V2: its out and partials.
+constexpr std::string_view kVendorOutputs[] = {"v2.out", "v2.tmp_out", "v2.max_logits", "v2.exp_sums"};
+
+/// vLLM's paged_attention_v1/v2 (csrc/attention) take neither a window nor a soft-cap.
+constexpr cases::VllmRule kVllmRules[] = {
+    {[](const cases::Case& c) { return c.sliding_window > 0; },
+     [](const cases::Case& c) {
+       return text(
+           "vLLM's paged_attention_v1/v2 have no sliding window: they attend to every token "
+           "(sliding_window ",
+           c.sliding_window, " would be dropped)");
+     },
+     [](cases::KernelFeatures& f) { f.sliding_window = 0; }},
+    {[](const cases::Case& c) { return c.soft_cap > 0; },
+     [](const cases::Case& c) {
+       return text("vLLM's paged_attention_v1/v2 take no logits soft-cap (soft_cap ", c.soft_cap,
+                   " would be dropped)");
+     },
+     [](cases::KernelFeatures& f) { f.soft_cap = 0.0; }},
+};
+
+/// The outputs `names`, each kernel run only if one of its outputs is asked for.
+NamedTensors decode_outputs(const cases::DecodeCase& dc, const std::vector<std::string>& names) {
+  const KernelTuning& tuning = dc.spec;
+  NamedTensors t;
+  if (wanted(names, "out") || wanted(names, "out_exact")) {
+    DecodeOutputs exact = paged_attention_v1(dc.args(), Precision::exact, tuning);
+    if (wanted(names, "out")) t.emplace_back("out", std::move(exact.out));
+    if (wanted(names, "out_exact")) t.emplace_back("out_exact", std::move(exact.out_f64));
+  }
+  if (wanted(names, "v1.out"))
+    t.emplace_back("v1.out", std::move(paged_attention_v1(dc.args(), Precision::kernel, tuning).out));
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.starts_with("v2."); })) {
+    DecodeOutputs v2 = paged_attention_v2(dc.args(), Precision::kernel, tuning);
+    if (wanted(names, "v2.out")) t.emplace_back("v2.out", std::move(v2.out));
+    if (wanted(names, "v2.tmp_out")) t.emplace_back("v2.tmp_out", std::move(v2.tmp_out));
+    if (wanted(names, "v2.max_logits")) t.emplace_back("v2.max_logits", std::move(v2.max_logits));
+    if (wanted(names, "v2.exp_sums")) t.emplace_back("v2.exp_sums", std::move(v2.exp_sums));
+  }
+  return t;
+}
+
+class DecodeKind final : public KernelKind {
+ public:
+  DecodeKind()
+      : KernelKind(KindTraits{cases::CaseKernel::decode, "decode", "paged_attention_v1/v2", true, false, true,
+                              false, kVllmRules, kVariants, kFields, kInputs, kOutputs, kVendorOutputs}) {}
+
+  void read_fields(const cases::FieldReader& f, cases::Case& c) const override {
+    const KernelTuning vllm;
+    c.partition_size = f.i32("partition_size", 1, vllm.partition_size);
+    c.warp_size = f.i32("warp_size", 1, vllm.warp_size);
+    c.threads_per_cta = f.i32("threads_per_cta", 1, vllm.threads_per_cta);
+    if (const auto v = check_tuning(c, TuningUse::decode_v2, c.block_size)) {
+      // Name the field the case chose: a block_size that does not divide the default partition.
+      if (std::string_view(v->field) == "partition_size" && !f.has("partition_size") && f.has("block_size"))
+        f.bad("block_size",
+              "= " + std::to_string(c.block_size) +
+                  " does not divide the default partition_size = " + std::to_string(c.partition_size) +
+                  " (V2 partitions are whole blocks; set partition_size too)");
+      f.bad(v->field, v->rule);
+    }
+  }
+
+  void write_fields(const cases::Case& c, cases::FieldWriter& w) const override {
+    w.put_int("partition_size", c.partition_size);
+    w.put_int("warp_size", c.warp_size);
+    w.put_int("threads_per_cta", c.threads_per_cta);
+  }
+
+  void id_tags(const cases::Case& c, IdSlot slot,
+               const std::function<void(std::string_view, const std::string&)>& add) const override {
+    if (slot != IdSlot::tuning) return;
+    const KernelTuning vllm;  // vLLM's defaults: not in the id
+    if (c.partition_size != vllm.partition_size) add("p", std::to_string(c.partition_size));
+    if (c.warp_size != vllm.warp_size) add("w", std::to_string(c.warp_size));
+    if (c.threads_per_cta != vllm.threads_per_cta) add("t", std::to_string(c.threads_per_cta));
+  }
+
+  std::string describe(const cases::Case& c) const override {
+    return ", partition " + std::to_string(c.partition_size);
+  }
+
+  void build_golden(const cases::Case& c, const std::vector<std::string>& outputs,
+                    golden::GoldenTensors& g) const override {
+    cases::DecodeCase dc = cases::make_decode_case(c);
+    NamedTensors computed = decode_outputs(dc, outputs);
+    auto& t = g.tensors;
+    t.emplace_back("query", std::move(dc.query));
+    t.emplace_back("key_cache", std::move(dc.key_cache));
+    t.emplace_back("value_cache", std::move(dc.value_cache));
+    t.emplace_back("block_tables", std::move(dc.block_tables));
+    t.emplace_back("seq_lens", std::move(dc.seq_lens));
+    if (c.alibi) t.emplace_back("alibi_slopes", std::move(dc.alibi_slopes));
+    for (auto& named : computed) t.push_back(std::move(named));
+  }
+
+  NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,
+                                  const std::vector<std::string>& names) const override {
+    cases::DecodeCase dc = golden::decode_case_of(g);
+    dc.spec = c;
+    return decode_outputs(dc, names);
+  }
+
+  NamedTensors run(const cases::Case& c, Precision precision) const override {
+    const cases::DecodeCase dc = cases::make_decode_case(c);
+    DecodeOutputs v1 = paged_attention_v1(dc.args(), precision, c);
+    DecodeOutputs v2 = paged_attention_v2(dc.args(), precision, c);
+    NamedTensors out;
+    out.emplace_back("v1.out", std::move(v1.out));
+    out.emplace_back("v2.out", std::move(v2.out));
+    out.emplace_back("v2.tmp_out", std::move(v2.tmp_out));
+    out.emplace_back("v2.max_logits", std::move(v2.max_logits));
+    out.emplace_back("v2.exp_sums", std::move(v2.exp_sums));
+    return out;
+  }
+
+  bool other_decomposition(cases::Case& c) const override {
+    c.partition_size *= 2;  // partials of another shape, the same out
+    return true;
+  }
+
+  Tensor exact_with(const golden::GoldenTensors& g, const ConventionChange& change) const override {
+    const cases::DecodeCase dc = golden::decode_case_of(g);
+    DecodeArgs a = dc.args();
+    NewKVSource unused = NewKVSource::input;  // every token comes from the cache
+    change(a.options, unused);
+    return paged_attention_v1(a, Precision::exact, g.golden_case).out_f64;
+  }
+
+  void write_metadata(const cases::Case& c, SafetensorsMetadata& m) const override {
+    put(m, "partition_size", std::to_string(c.partition_size));
+    put(m, "max_num_partitions", std::to_string(max_num_partitions(c)));
+    put(m, "warp_size", std::to_string(c.warp_size));
+    put(m, "threads_per_cta", std::to_string(c.threads_per_cta));
+  }
+
+  double estimated_cost(const cases::Case& c) const override {
+    const double width = static_cast<double>(c.num_heads) * c.head_size;
+    double work = 0;
+    for (auto len : c.seq_lens) work += 3.0 * len * width;  // exact V1, kernel V1, kernel V2
+    return work;
+  }
+
+  DequantThroughHalf dequant_through_half(const cases::Case& c) const override {
+    if (!c.quantised_cache()) return {};
+    const DecodeGeometry g = DecodeGeometry::make(c.warp_size, c.threads_per_cta, c.block_size,
+                                                  static_cast<std::int32_t>(dtype_size(c.dtype)));
+    return {fp8_dequant_through_half(c.dtype, g.vec_size), fp8_dequant_through_half(c.dtype, g.v_vec_size)};
+  }
+};
+
+}  // namespace
+
+const KernelKind& decode_kind() {
+  static const DecodeKind kind;
+  return kind;
+}
+
+}  // namespace pao::kinds::detail

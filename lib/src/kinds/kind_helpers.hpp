@@ -1,0 +1,45 @@
+// What the kind descriptors share while they build goldens and metadata (private to kinds/).
+#pragma once
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pao/core/tensor.hpp"
+#include "pao/io/safetensors.hpp"
+
+namespace pao::kinds::detail {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+inline bool wanted(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+/// The parts streamed into one string: a rule's reason with the case's values.
+template <typename... Parts>
+std::string text(const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
+
+/// "1,17,300": a list in golden metadata.
+inline std::string join(const std::vector<std::int32_t>& v) {
+  std::string s;
+  for (auto x : v) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(x);
+  }
+  return s;
+}
+
+/// insert_or_assign of a std::string: GCC 12 -O3 warns (-Wrestrict, a false positive) on
+/// std::string::operator=(const char*).
+inline void put(SafetensorsMetadata& m, const char* key, std::string value) {
+  m.insert_or_assign(key, std::move(value));
+}
+
+}  // namespace pao::kinds::detail

@@ -1,0 +1,117 @@
+// The reshape_and_cache kind: vLLM's cache write of a prefix step (query_lens new tokens per
+// sequence, after its context, and padding rows of slot -1 that must not be written). No
+// attention: its outputs are the written caches, judged bit for bit.
+#include "kinds/kind_helpers.hpp"
+#include "kinds/kind_registry.hpp"
+#include "pao/cases/case_tensors.hpp"
+#include "pao/core/error.hpp"
+#include "pao/golden/tensors.hpp"
+
+namespace pao::kinds::detail {
+
+namespace {
+
+constexpr std::string_view kFields[] = {"query_lens", "padding_tokens"};
+constexpr std::string_view kInputs[] = {
+    "key", "value", "slot_mapping", "key_cache_before", "value_cache_before", "block_tables", "seq_lens"};
+using J = OutputSpec::Judged;
+constexpr OutputSpec kOutputs[] = {
+    {"key_cache", {}, RowLayout::cache, J::cache, ""},
+    {"value_cache", {}, RowLayout::cache, J::cache, ""},
+};
+
+constexpr std::string_view kVendorOutputs[] = {"key_cache", "value_cache"};
+
+class ReshapeAndCacheKind final : public KernelKind {
+ public:
+  ReshapeAndCacheKind()
+      : KernelKind(KindTraits{cases::CaseKernel::reshape_and_cache,
+                              "reshape_and_cache",
+                              "reshape_and_cache",
+                              false,
+                              true,
+                              false,
+                              true,
+                              {},
+                              {},
+                              kFields,
+                              kInputs,
+                              kOutputs,
+                              kVendorOutputs}) {}
+
+  void read_fields(const cases::FieldReader& f, cases::Case& c) const override {
+    c.padding_tokens = f.i32("padding_tokens", 0, 2);
+  }
+
+  void write_fields(const cases::Case& c, cases::FieldWriter& w) const override {
+    w.put_int("padding_tokens", c.padding_tokens);
+  }
+
+  void id_tags(const cases::Case& c, IdSlot slot,
+               const std::function<void(std::string_view, const std::string&)>& add) const override {
+    if (slot == IdSlot::padding && c.padding_tokens != 2) add("pad", std::to_string(c.padding_tokens));
+  }
+
+  std::string describe(const cases::Case& c) const override {
+    return ", " + std::to_string(c.num_tokens()) + " tokens written + " + std::to_string(c.padding_tokens) +
+           " padding";
+  }
+
+  void build_golden(const cases::Case& c, const std::vector<std::string>&,
+                    golden::GoldenTensors& g) const override {
+    cases::ReshapeCase rc = cases::make_reshape_case(c);
+    auto& t = g.tensors;
+    t.emplace_back("key", std::move(rc.key));
+    t.emplace_back("value", std::move(rc.value));
+    t.emplace_back("slot_mapping", std::move(rc.slot_mapping));
+    t.emplace_back("key_cache_before", std::move(rc.key_cache_before));
+    t.emplace_back("value_cache_before", std::move(rc.value_cache_before));
+    t.emplace_back("block_tables", std::move(rc.block_tables));
+    t.emplace_back("seq_lens", std::move(rc.seq_lens));
+    t.emplace_back("key_cache", std::move(rc.key_cache));
+    t.emplace_back("value_cache", std::move(rc.value_cache));
+  }
+
+  bool other_decomposition(cases::Case&) const override { return false; }
+
+  NamedTensors run(const cases::Case& c, Precision) const override {  // a cache write has one precision
+    cases::ReshapeCase rc = cases::make_reshape_case(c);
+    NamedTensors out;
+    out.emplace_back("key_cache", std::move(rc.key_cache));
+    out.emplace_back("value_cache", std::move(rc.value_cache));
+    return out;
+  }
+
+  NamedTensors compute_outputs_as(const cases::Case&, const golden::GoldenTensors& g,
+                                  const std::vector<std::string>& names) const override {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ",") + n;
+    fail("golden ", g.golden_case.id, ": a reshape_and_cache golden must hold its written caches; it lacks ",
+         list);
+  }
+
+  Tensor exact_with(const golden::GoldenTensors& g, const ConventionChange&) const override {
+    fail("golden ", g.golden_case.id, ": a reshape_and_cache case has no attention output");
+  }
+
+  void write_metadata(const cases::Case& c, SafetensorsMetadata& m) const override {
+    put(m, "query_lens", join(c.query_lens));
+    put(m, "padding_tokens", std::to_string(c.padding_tokens));
+  }
+
+  double estimated_cost(const cases::Case& c) const override {
+    const double kv_width = static_cast<double>(c.num_kv_heads) * c.head_size;
+    double work = 0;
+    for (auto q : c.query_lens) work += 2.0 * q * kv_width;  // the write, and the copy of the caches
+    return work;
+  }
+};
+
+}  // namespace
+
+const KernelKind& reshape_and_cache_kind() {
+  static const ReshapeAndCacheKind kind;
+  return kind;
+}
+
+}  // namespace pao::kinds::detail
