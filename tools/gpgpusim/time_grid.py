@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Times pao's CUDA kernels under GPGPU-Sim, one launch at a time, and writes measurement CSVs
+that `pao sim validate` / `pao sim calibrate` read (docs/gpgpusim.md, "Cycle timings").
+
+    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 80 --out data/measurements/gpgpusim-v100.csv
+    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 16 --out data/measurements/gpgpusim-v100-16sm.csv
+
+Each (case, kernel) of the suite runs in its own simulator process: pao-cuda-bench --cases ID
+--kernels K --warmup 0 --repeats 1 under tools/gpgpusim/run.sh. The time is the simulator's cycles
+of the launch's kernels (V2: attention + reduce; `gpu_sim_cycle` per kernel, the kernel launch
+latency of the config included) divided by the config's core clock. The run is resumable: rows
+already in --out are kept and not rerun; every finished row is appended at once. --jobs runs that
+many simulator processes side by side (one core each).
+"""
+import argparse
+import concurrent.futures
+import csv
+import datetime
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+COLUMNS = ["device", "gpu", "kernel", "partition_size", "num_seqs", "num_heads", "num_kv_heads", "head_size",
+           "block_size", "dtype", "kv_cache_dtype", "seq_len", "query_len", "max_seq_len", "time_us", "timing",
+           "group", "source", "source_date", "note"]
+
+
+def log(msg):
+    print(f"[{datetime.datetime.now():%H:%M:%S}] {msg}", flush=True)
+
+
+def config_clock_mhz(config_dir):
+    text = (config_dir / "gpgpusim.config").read_text()
+    m = re.search(r"^-gpgpu_clock_domains\s+([0-9.]+):", text, re.M)
+    if not m:
+        sys.exit(f"time_grid.py: error: no -gpgpu_clock_domains in {config_dir}/gpgpusim.config")
+    return float(m.group(1))
+
+
+def bench_cases(prefix, suite):
+    """The measurement rows (without times) of every (case, kernel) of the suite, from
+    pao-cuda-bench --list --csv (run under the simulator: the binary links its runtime)."""
+    work = prefix / "runs" / "time-grid-list"
+    work.mkdir(parents=True, exist_ok=True)
+    listing = work / "runs.csv"
+    out = subprocess.run([str(HERE / "run.sh"), "--work", str(work), "--", "pao-cuda-bench", "--suite", suite,
+                          "--list", "--csv", "--out", str(listing)], capture_output=True, text=True)
+    if out.returncode != 0 or not listing.exists():
+        sys.exit(f"time_grid.py: error: pao-cuda-bench --list failed:\n{out.stdout}{out.stderr}")
+    rows = list(csv.DictReader(listing.read_text().splitlines()))
+    if not rows:
+        sys.exit("time_grid.py: error: the suite has no case to time")
+    return rows
+
+
+def simulated_cycles(log_text):
+    """[(kernel name, cycles, instructions)] of every kernel the simulator ran, in order."""
+    kernels = []
+    for block in re.finditer(r"^kernel_name = (\S+)\s*\n(?:.*\n){0,4}?gpu_sim_cycle = (\d+)\ngpu_sim_insn = (\d+)",
+                             log_text, re.M):
+        kernels.append((block.group(1), int(block.group(2)), int(block.group(3))))
+    return kernels
+
+
+def run_one(args, row, clock_mhz):
+    """Runs one (case, kernel) under the simulator; returns the CSV row or raises RuntimeError."""
+    work = args.prefix / "runs" / f"time-{args.sms}sm-{row['note']}-{row['kernel'].replace(':', '')}"
+    work.mkdir(parents=True, exist_ok=True)
+    sim_log = work / "gpgpusim.log"
+    kernel = row["bench_kernel"]
+    cmd = [str(HERE / "run.sh"), "--sms", str(args.sms), "--work", str(work), "--timing", "--",
+           "pao-cuda-bench", "--suite", args.suite, "--cases", row["note"], "--kernels", kernel,
+           "--warmup", "0", "--repeats", "1", "--no-l2-flush", "--out", str(work / "bench.csv")]
+    t0 = time.time()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.time() - t0
+    text = sim_log.read_text() if sim_log.exists() else ""
+    launched = [k for k in simulated_cycles(text) if "pao4cuda6detail" in k[0]]
+    if r.returncode != 0 or not launched:
+        tail = "\n".join((r.stdout + r.stderr).splitlines()[-6:])
+        raise RuntimeError(f"{row['note']} {kernel}: exit {r.returncode}, {len(launched)} kernels simulated\n{tail}")
+    cycles = sum(k[1] for k in launched)
+    insts = sum(k[2] for k in launched)
+    out = {c: row.get(c, "") for c in COLUMNS}
+    out["device"] = f"GPGPU-Sim SM7_QV100 {args.sms} SMs"
+    out["gpu"] = args.gpu
+    out["time_us"] = f"{cycles / clock_mhz:.4f}"
+    out["timing"] = "gpu"
+    out["group"] = f"{args.gpu}:{row['note']}"
+    out["source"] = f"GPGPU-Sim {args.sim_commit} + tools/gpgpusim/patches; config SM7_QV100 (sm_75 code), " \
+                    f"{args.sms} SMs, core clock {clock_mhz:g} MHz"
+    out["source_date"] = datetime.date.today().isoformat()
+    per_kernel = " + ".join(str(k[1]) for k in launched)
+    out["note"] = f"{row['note']}; cycles {per_kernel}; {insts} thread instructions; {wall:.0f} s simulated"
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", default="gpgpusim-timing", help="the case suite to time (data/cases)")
+    ap.add_argument("--sms", type=int, default=80, help="SMs of the modelled V100 (run.sh --sms)")
+    ap.add_argument("--gpu", help="the CSV's gpu column (default gpgpusim-v100, or gpgpusim-v100-<N>sm)")
+    ap.add_argument("--out", required=True, help="the measurement CSV (appended; existing rows are kept)")
+    ap.add_argument("--prefix", type=pathlib.Path, default=ROOT / "build" / "gpgpusim", help="setup.sh's folder")
+    ap.add_argument("--jobs", type=int, default=1, help="simulator processes side by side")
+    ap.add_argument("--only", help="run only the (case, kernel) whose id and kernel contain this text")
+    args = ap.parse_args()
+    args.gpu = args.gpu or ("gpgpusim-v100" if args.sms == 80 else f"gpgpusim-v100-{args.sms}sm")
+    args.prefix = args.prefix.resolve()
+    commit = args.prefix / "sim-commit.txt"
+    if not commit.exists():
+        sys.exit(f"time_grid.py: error: no simulator in {args.prefix}: run tools/gpgpusim/setup.sh first")
+    args.sim_commit = commit.read_text().strip()[:8]
+    clock = config_clock_mhz(args.prefix / "src" / "configs" / "tested-cfgs" / "SM7_QV100")
+
+    runs = bench_cases(args.prefix, args.suite)
+    out_path = pathlib.Path(args.out)
+    done = set()
+    if out_path.exists():
+        for r in csv.DictReader(line for line in out_path.read_text().splitlines() if not line.startswith("#")):
+            done.add((r["note"].split(";")[0], r["kernel"]))
+    else:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        with out_path.open("w") as f:
+            f.write(f"# pao's CUDA kernels timed under GPGPU-Sim (tools/gpgpusim/time_grid.py --suite {args.suite} "
+                    f"--sms {args.sms}): one launch per row, time_us = simulated cycles / {clock:g} MHz.\n"
+                    "# A second, independent model of a Volta GPU executing pao's real kernels: a cross-check of\n"
+                    "# pao's simulator, not hardware ground truth (docs/gpgpusim.md, 'How far to trust it').\n")
+            f.write(",".join(COLUMNS) + "\n")
+    if args.only:
+        runs = [r for r in runs if args.only in r["note"] + " " + r["kernel"]]
+    todo = [r for r in runs if (r["note"], r["kernel"]) not in done]
+    log(f"{len(runs)} runs{' matching ' + repr(args.only) if args.only else ''} in suite {args.suite}, "
+        f"{len(runs) - len(todo)} already in {out_path}, {len(todo)} to run on {args.sms} SMs with {args.jobs} job(s)")
+    failures = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_one, args, r, clock): r for r in todo}
+        for n, fut in enumerate(concurrent.futures.as_completed(futures), 1):
+            r = futures[fut]
+            try:
+                row = fut.result()
+            except RuntimeError as e:
+                failures += 1
+                log(f"[{n}/{len(todo)}] FAILED {e}")
+                continue
+            with out_path.open("a") as f:
+                csv.DictWriter(f, COLUMNS, lineterminator="\n").writerow(row)
+            log(f"[{n}/{len(todo)}] {r['note']} {r['kernel']}: {row['time_us']} us ({row['note'].split('; ', 1)[1]})")
+    log(f"done: {len(todo) - failures} rows written, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
