@@ -6,6 +6,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/kernels/attention_options.hpp"
+#include "status_of.hpp"
 
 namespace pao::cuda {
 
@@ -21,17 +22,14 @@ Status check_attention_params(const PagedAttentionParams& p) {
             {{"key_cache", p.key_cache}, {"value_cache", p.value_cache}, {"block_tables", p.block_tables}});
         !s.ok())
       return s;
-  try {
+  return detail::status_of([&] {
     check_attention_scalars(p.scale, p.soft_cap, p.sliding_window);
     if (is_fp8(p.kv_cache_dtype)) {  // per-head scales live on the device: the kernel reads them
       if (p.k_head_scales == nullptr) check_fp8_scale(p.k_scale, "k_scale");
       if (p.v_head_scales == nullptr) check_fp8_scale(p.v_scale, "v_scale");
     }
     require(p.block_table_stride >= 0, "block_table_stride = ", p.block_table_stride, ": must be >= 0");
-  } catch (const Error& e) {
-    return Status::failure(e.what());
-  }
-  return {};
+  });
 }
 
 namespace detail {

@@ -8,6 +8,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/cuda/dispatch.hpp"
+#include "status_of.hpp"
 
 namespace pao::cuda {
 
@@ -22,18 +23,10 @@ bool multiple_of(std::int64_t v, std::int64_t n) { return v % n == 0; }
 Status plan_decode_launch(KernelVariant kernel, const DecodeParams& p, std::int32_t max_seq_len,
                           std::int32_t partition_size, std::span<const std::int32_t> host_seq_lens,
                           DecodePlan& plan) {
-  DecodeShape s;
-  static_cast<LaunchShape&>(s) = p;
-  s.partition_size = partition_size;
-  s.threads_per_cta = kThreadsPerCta;
-  s.warp_size = kWarpSize;
-  s.max_seq_len = max_seq_len;  // 0: the plan takes the longest
-  try {
-    plan = plan_decode(kernel, s, host_seq_lens);
-  } catch (const Error& e) {
-    return Status::failure(e.what());
-  }
-  return {};
+  const KernelTuning tuning{
+      .partition_size = partition_size, .threads_per_cta = kThreadsPerCta, .warp_size = kWarpSize};
+  const DecodeShape s{p, tuning, max_seq_len};  // max_seq_len 0: the plan takes the longest
+  return detail::status_of([&] { plan = plan_decode(kernel, s, host_seq_lens); });
 }
 
 bool dims_vectorizable(const PagedCacheLayout& l, std::int32_t n, const void* base, std::size_t elem_bytes) {

@@ -6,6 +6,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/cuda/dispatch.hpp"
+#include "status_of.hpp"
 
 namespace pao::cuda {
 
@@ -13,18 +14,9 @@ Status plan_prefix_launch(const PrefixParams& p, std::span<const std::int32_t> s
                           std::span<const std::int32_t> query_lens, std::int32_t block_m,
                           std::int32_t block_n, std::int32_t context_tile, std::int32_t max_query_len,
                           PrefixPlan& plan) {
-  PrefixShape s;
-  static_cast<LaunchShape&>(s) = p;
-  s.block_m = block_m;
-  s.block_n = block_n;
-  s.context_tile = context_tile;
-  s.max_query_len = max_query_len;
-  try {
-    plan = plan_prefix(s, seq_lens, query_lens);
-  } catch (const Error& e) {
-    return Status::failure(e.what());
-  }
-  return {};
+  const KernelTuning tiles{.block_m = block_m, .block_n = block_n, .context_tile = context_tile};
+  const PrefixShape s{p, tiles, max_query_len};
+  return detail::status_of([&] { plan = plan_prefix(s, seq_lens, query_lens); });
 }
 
 std::size_t prefix_shared_bytes(std::int32_t head_size, std::int32_t width) {

@@ -58,6 +58,20 @@ DecodeParams fake_params(const LaunchCase& c) {
   return p;
 }
 
+/// A case's params, its plan and its launch, each step required to succeed.
+struct PlannedLaunch {
+  DecodeParams params;
+  DecodePlan plan;
+  DecodeLaunch launch;
+};
+PlannedLaunch planned_launch(const LaunchCase& c) {
+  PlannedLaunch l{fake_params(c), {}, {}};
+  REQUIRE(plan_decode_launch(c.kernel, l.params, c.max_seq_len, c.partition_size, c.seq_lens, l.plan).ok());
+  const Status s = make_decode_launch(l.params, l.plan, l.launch);
+  REQUIRE_MESSAGE(s.ok(), s.message());
+  return l;
+}
+
 std::vector<LaunchCase> launch_cases() {
   return {
       {KernelVariant::v1, 8, 2, 128, 16, 512, 0, DType::f16, {1, 37, 600, 1100}},
@@ -75,12 +89,7 @@ std::vector<LaunchCase> launch_cases() {
 TEST_CASE("the CUDA launch grid, threads and shared memory are the plan's") {
   for (const auto& c : launch_cases()) {
     INFO(c.to_string());
-    const DecodeParams p = fake_params(c);
-    DecodePlan plan;
-    REQUIRE(plan_decode_launch(c.kernel, p, c.max_seq_len, c.partition_size, c.seq_lens, plan).ok());
-    DecodeLaunch launch;
-    const Status s = make_decode_launch(p, plan, launch);
-    REQUIRE_MESSAGE(s.ok(), s.message());
+    const auto [params, plan, launch] = planned_launch(c);
     CHECK(launch.attention.grid.x == static_cast<std::uint32_t>(plan.grid_x));
     CHECK(launch.attention.grid.y == static_cast<std::uint32_t>(plan.grid_y));
     CHECK(launch.attention.grid.z == static_cast<std::uint32_t>(plan.grid_z));
@@ -104,11 +113,7 @@ TEST_CASE("the CUDA launch grid, threads and shared memory are the plan's") {
 TEST_CASE("each CUDA CTA computes the token range the plan gives it") {
   for (const auto& c : launch_cases()) {
     INFO(c.to_string());
-    const DecodeParams p = fake_params(c);
-    DecodePlan plan;
-    REQUIRE(plan_decode_launch(c.kernel, p, c.max_seq_len, c.partition_size, c.seq_lens, plan).ok());
-    DecodeLaunch launch;
-    REQUIRE(make_decode_launch(p, plan, launch).ok());
+    const auto [params, plan, launch] = planned_launch(c);
     // The kernel's CTA (blockIdx.x, .y, .z) is the plan's CTA at the same linear grid index.
     std::size_t i = 0;
     for (std::uint32_t z = 0; z < launch.attention.grid.z; ++z)

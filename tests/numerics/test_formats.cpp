@@ -22,6 +22,7 @@
 #include "pao/core/error.hpp"
 #include "pao/numerics/element.hpp"
 #include "pao/numerics/formats.hpp"
+#include "support/bits.hpp"
 
 namespace {
 
@@ -112,21 +113,9 @@ std::uint32_t enc32(const Spec& s, float v) {
   }
 }
 
-std::uint32_t f32_bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-std::uint64_t f64_bits(double d) {
-  std::uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-float f32_from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
+using pao::test::f32_bits;
+using pao::test::f32_from_bits;
+using pao::test::f64_bits;
 
 // Reference encoder by search: the finite positive codes sorted by value, the nearest one found
 // by binary search and a tie broken towards the even code. Shares nothing with the encoder.

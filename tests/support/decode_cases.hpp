@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "attention_case.hpp"
 #include "pao/cases/case_tensors.hpp"
+#include "shared_feature_cases.hpp"
 
 namespace pao::test {
 
@@ -56,13 +58,7 @@ inline std::vector<cases::Case> vllm_grid_cases() {
 inline std::vector<cases::Case> feature_cases() {
   std::vector<cases::Case> cases;
   auto base = [] {
-    cases::Case s;
-    s.num_heads = 8;
-    s.num_kv_heads = 2;
-    s.head_size = 64;
-    s.block_size = 16;
-    s.num_seqs = 4;
-    s.seq_lens = {0, 1, 33, 100};
+    cases::Case s = attention_case(8, 2, 64, 16, {0, 1, 33, 100});
     s.partition_size = 32;
     s.seed = 7;
     return s;
@@ -84,28 +80,7 @@ inline std::vector<cases::Case> feature_cases() {
     s.sliding_window = 1;
     s.alibi = true;
   });
-  add([](cases::Case& s) {
-    s.distribution = cases::ValueDistribution::large_logits;
-    s.dtype = DType::bf16;
-  });
-  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::near_ties; });
-  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::dominant_token; });
-  add([](cases::Case& s) {
-    s.distribution = cases::ValueDistribution::all_equal;
-    s.dtype = DType::f32;
-  });
-  add([](cases::Case& s) {
-    s.kv_cache_dtype = DType::fp8_e4m3;
-    s.k_scale = 0.03125f;
-    s.v_scale = 2.0f;
-    s.distribution = cases::ValueDistribution::large_logits;
-  });
-  add([](cases::Case& s) {
-    s.kv_cache_dtype = DType::fp8_e5m2;
-    s.dtype = DType::bf16;
-    s.k_scale = 0.7f;
-    s.v_scale = 1.3f;
-  });
+  add_distribution_and_fp8_cases(add);
   add([](cases::Case& s) {
     s.kv_layout = KVLayout::nhd;
     s.block_size = 32;
@@ -130,22 +105,21 @@ inline std::vector<cases::Case> all_decode_cases() {
   return cases;
 }
 
+/// Two sequences of 20 and 5 tokens, 4 heads on 2 KV heads of 32, blocks of 16: the small case
+/// the input-check tests edit.
+inline cases::Case two_short_sequences() { return attention_case(4, 2, 32, 16, {20, 5}); }
+
 /// f32 queries over an fp8 cache with a scale of 4e-4 (not a power of two): where vLLM's half2
 /// dequantisation path shows (fp8_dequant_through_half). 4 heads on 2, head_size 64.
 inline cases::Case f32_over_fp8_case(std::int32_t block_size, std::optional<DType> kv,
                                      std::vector<std::int32_t> seq_lens) {
-  cases::Case c;
-  c.num_seqs = static_cast<std::int32_t>(seq_lens.size());
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.head_size = 64;
-  c.block_size = block_size;
+  const std::int32_t longest = *std::max_element(seq_lens.begin(), seq_lens.end());
+  cases::Case c = attention_case(4, 2, 64, block_size, std::move(seq_lens));
   c.dtype = DType::f32;
   c.kv_cache_dtype = kv;
   c.k_scale = 4e-4;
   c.v_scale = 4e-4;
-  c.max_seq_len = *std::max_element(seq_lens.begin(), seq_lens.end());
-  c.seq_lens = std::move(seq_lens);
+  c.max_seq_len = longest;
   c.partition_size = 64;
   c.id = "f32-fp8-scale4e-4-b";
   c.id.append(std::to_string(block_size));

@@ -10,11 +10,9 @@
 
 #include "compare.hpp"
 #include "dense_reference.hpp"
-#include "pao/numerics/element.hpp"
+#include "lowp_softmax.hpp"
 
 namespace pao::test {
-
-inline float round_act(DType t, float v) { return static_cast<float>(round_to_dtype(t, v)); }
 
 inline std::vector<double> lowp_decode_reference(const cases::DecodeCase& c) {
   const auto& s = c.spec;
@@ -35,7 +33,6 @@ inline std::vector<double> lowp_decode_reference(const cases::DecodeCase& c) {
         for (std::int64_t d = 0; d < hs; ++d)
           q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({seq, h, d}));
         std::vector<float> p(static_cast<std::size_t>(L));
-        float m = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < L; ++j) {
           float dot = 0;
           for (std::int64_t d = 0; d < hs; ++d)
@@ -47,19 +44,8 @@ inline std::vector<double> lowp_decode_reference(const cases::DecodeCase& c) {
           if (s.sliding_window > 0 && L - 1 - j >= s.sliding_window)
             z = -std::numeric_limits<float>::infinity();
           p[static_cast<std::size_t>(j)] = z;
-          m = std::max(m, z);
         }
-        float denom = 0;
-        for (auto& z : p) denom += (z = std::exp(z - m));
-        for (auto& z : p) z = round_act(t, z / denom);
-        for (std::int64_t d = 0; d < hs; ++d) {
-          float acc = 0;
-          for (std::int64_t j = 0; j < L; ++j)
-            if (p[static_cast<std::size_t>(j)] != 0)
-              acc += p[static_cast<std::size_t>(j)] *
-                     static_cast<float>(kv.v[static_cast<std::size_t>(j * hs + d)]);
-          out[static_cast<std::size_t>((seq * s.num_heads + h) * hs + d)] = round_act(t, acc);
-        }
+        lowp_softmax_pv(t, p, kv.v.data(), hs, hs, out.data() + (seq * s.num_heads + h) * hs);
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pao/cases/case_tensors.hpp"
+#include "shared_feature_cases.hpp"
 
 namespace pao::test {
 
@@ -93,28 +94,7 @@ inline std::vector<cases::Case> prefix_feature_cases() {
     s.block_n = 8;
     s.context_tile = 8;
   });
-  add([](cases::Case& s) {
-    s.distribution = cases::ValueDistribution::large_logits;
-    s.dtype = DType::bf16;
-  });
-  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::near_ties; });
-  add([](cases::Case& s) { s.distribution = cases::ValueDistribution::dominant_token; });
-  add([](cases::Case& s) {
-    s.distribution = cases::ValueDistribution::all_equal;
-    s.dtype = DType::f32;
-  });
-  add([](cases::Case& s) {
-    s.kv_cache_dtype = DType::fp8_e4m3;
-    s.k_scale = 0.03125f;
-    s.v_scale = 2.0f;
-    s.distribution = cases::ValueDistribution::large_logits;
-  });
-  add([](cases::Case& s) {
-    s.kv_cache_dtype = DType::fp8_e5m2;
-    s.dtype = DType::bf16;
-    s.k_scale = 0.7f;
-    s.v_scale = 1.3f;
-  });
+  add_distribution_and_fp8_cases(add);
   add([](cases::Case& s) {
     s.kv_layout = KVLayout::nhd;
     s.block_size = 32;

@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "lowp_softmax.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/numerics/element.hpp"
 
@@ -126,8 +127,6 @@ inline std::vector<double> dense_prefix_reference(const cases::PrefixCase& c) {
   return out;
 }
 
-inline float round_act(DType t, float v) { return static_cast<float>(round_to_dtype(t, v)); }
-
 inline std::vector<double> lowp_prefix_reference(const cases::PrefixCase& c) {
   const auto& s = c.spec;
   const DType t = s.dtype;
@@ -150,7 +149,6 @@ inline std::vector<double> lowp_prefix_reference(const cases::PrefixCase& c) {
         std::vector<float> q(static_cast<std::size_t>(hs));
         for (std::int64_t d = 0; d < hs; ++d)
           q[static_cast<std::size_t>(d)] = static_cast<float>(c.query.at({token, h, d}));
-        float m = -std::numeric_limits<float>::infinity();
         for (std::int64_t j = 0; j < L; ++j) {
           float dot = 0;
           for (std::int64_t d = 0; d < hs; ++d)
@@ -160,18 +158,8 @@ inline std::vector<double> lowp_prefix_reference(const cases::PrefixCase& c) {
           if (s.alibi) z += static_cast<float>(c.alibi_slopes.at({h})) * static_cast<float>(j - q_pos);
           if (!prefix_visible(s, q_pos, j)) z = -std::numeric_limits<float>::infinity();
           p[static_cast<std::size_t>(j)] = z;
-          m = std::max(m, z);
         }
-        float denom = 0;
-        for (auto& z : p) denom += (z = std::exp(z - m));
-        for (auto& z : p) z = round_act(t, z / denom);
-        for (std::int64_t d = 0; d < hs; ++d) {
-          float acc = 0;
-          for (std::int64_t j = 0; j < L; ++j)
-            if (p[static_cast<std::size_t>(j)] != 0)
-              acc += p[static_cast<std::size_t>(j)] * v[static_cast<std::size_t>((j * nkv + kvh) * hs + d)];
-          out[static_cast<std::size_t>((token * H + h) * hs + d)] = round_act(t, acc);
-        }
+        lowp_softmax_pv(t, p, v.data() + kvh * hs, nkv * hs, hs, out.data() + (token * H + h) * hs);
       }
     }
   }

@@ -58,9 +58,9 @@ shim="$prefix/lib/libpao_gpgpusim_shim.so"
 
 program="$1"; shift
 case "$program" in
-  pao-cuda-check|pao-cuda-bench) program="$prefix/bin/$program" ;;
+  pao-cuda-check|pao-cuda-bench|gpgpusim-repro) program="$prefix/bin/$program" ;;
 esac
-[[ -x "$program" ]] || die "program $program not found (setup.sh builds pao-cuda-check and pao-cuda-bench)"
+[[ -x "$program" ]] || die "program $program not found (setup.sh builds pao-cuda-check, pao-cuda-bench and gpgpusim-repro)"
 program="$(cd "$(dirname "$program")" && pwd)/$(basename "$program")"
 
 if [[ -z "$work" ]]; then

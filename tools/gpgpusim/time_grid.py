@@ -92,8 +92,9 @@ def run_one(args, row, clock_mhz):
     out["time_us"] = f"{cycles / clock_mhz:.4f}"
     out["timing"] = "gpu"
     out["group"] = f"{args.gpu}:{row['note']}"
-    out["source"] = f"GPGPU-Sim {args.sim_commit} + tools/gpgpusim/patches; config SM7_QV100 (sm_75 code), " \
-                    f"{args.sms} SMs, core clock {clock_mhz:g} MHz"
+    # No commas in a cell: the measurement CSVs are read by splitting at commas (docs/simulator.md).
+    out["source"] = f"GPGPU-Sim {args.sim_commit} + tools/gpgpusim/patches; config SM7_QV100 (sm_75 code); " \
+                    f"{args.sms} SMs; core clock {clock_mhz:g} MHz"
     out["source_date"] = datetime.date.today().isoformat()
     per_kernel = " + ".join(str(k[1]) for k in launched)
     out["note"] = f"{row['note']}; cycles {per_kernel}; {insts} thread instructions; {wall:.0f} s simulated"

@@ -150,6 +150,16 @@ Tensor i32_tensor(const std::vector<std::int32_t>& v) {
   return t;
 }
 
+/// `c` (a DecodeCase or PrefixCase) holding the pool's caches and block table, and its ALiBi slopes.
+template <typename AttentionCase>
+AttentionCase with_pool(AttentionCase c, PagedPool& pool) {
+  c.key_cache = std::move(pool.key_cache);
+  c.value_cache = std::move(pool.value_cache);
+  c.block_tables = std::move(pool.block_tables);
+  c.alibi_slopes = alibi_tensor(c.spec);
+  return c;
+}
+
 }  // namespace
 
 std::vector<float> alibi_slopes_for(std::int32_t num_heads) {
@@ -260,11 +270,7 @@ DecodeCase make_decode_case(const Case& spec) {
       }
     }
   }
-  c.key_cache = std::move(pool.key_cache);
-  c.value_cache = std::move(pool.value_cache);
-  c.block_tables = std::move(pool.block_tables);
-  c.alibi_slopes = alibi_tensor(spec);
-  return c;
+  return with_pool(std::move(c), pool);
 }
 
 PrefixCase make_prefix_case(const Case& spec) {
@@ -334,11 +340,7 @@ PrefixCase make_prefix_case(const Case& spec) {
   if (spec.cache_new_tokens)
     reshape_and_cache(c.key, c.value, pool.key_cache, pool.value_cache, c.slot_mapping, spec.kv_layout,
                       scales);
-  c.key_cache = std::move(pool.key_cache);
-  c.value_cache = std::move(pool.value_cache);
-  c.block_tables = std::move(pool.block_tables);
-  c.alibi_slopes = alibi_tensor(spec);
-  return c;
+  return with_pool(std::move(c), pool);
 }
 
 ReshapeCase make_reshape_case(const Case& spec) {

@@ -1,5 +1,6 @@
 // .npy writer: format 1.0 with numpy's exact header layout (sorted keys, growth padding, 64-byte
 // alignment), so the bytes equal numpy.save's.
+#include <array>
 #include <string>
 
 #include "pao/core/error.hpp"
@@ -52,27 +53,16 @@ void check_writable(const TensorView& tensor) {
 }  // namespace
 
 NpyEncoding npy_encoding(DType dtype) {
-  switch (dtype) {
-    case DType::f64:
-      return {"<f8", false};
-    case DType::f32:
-      return {"<f4", false};
-    case DType::f16:
-      return {"<f2", false};
-    case DType::bf16:
-      return {"<u2", true};
-    case DType::fp8_e4m3:
-      return {"|u1", true};
-    case DType::fp8_e5m2:
-      return {"|u1", true};
-    case DType::i32:
-      return {"<i4", false};
-    case DType::i64:
-      return {"<i8", false};
-    case DType::u8:
-      return {"|u1", false};
-  }
-  fail("npy: dtype ", static_cast<int>(dtype), " has no .npy encoding");
+  // From the dtype table: numpy's own dtype ("<f2", "<i8", "|u1") where numpy has it, else the
+  // raw bits as an unsigned integer of the same size (bf16 "<u2", fp8 "|u1").
+  static const auto descrs = [] {
+    std::array<std::string, kDTypes.size()> out;
+    for (const DTypeInfo& d : kDTypes)
+      out[static_cast<std::size_t>(d.type)] =
+          std::string(d.bytes == 1 ? "|" : "<") + (d.numpy_native ? d.kind : 'u') + std::to_string(d.bytes);
+    return out;
+  }();
+  return {descrs[static_cast<std::size_t>(dtype)], !dtype_info(dtype).numpy_native};
 }
 
 std::vector<std::byte> encode_npy(const TensorView& tensor) {

@@ -12,31 +12,10 @@
 namespace pao {
 namespace {
 
-/// Position of a dtype in the official writer's Dtype enum; tensors are written in descending
-/// order of it (larger alignment first), then by name, so our bytes equal the official writer's.
-int official_dtype_rank(DType t) {
-  switch (t) {
-    case DType::u8:
-      return 0;
-    case DType::fp8_e5m2:
-      return 1;
-    case DType::fp8_e4m3:
-      return 2;
-    case DType::f16:
-      return 3;
-    case DType::bf16:
-      return 4;
-    case DType::i32:
-      return 5;
-    case DType::f32:
-      return 6;
-    case DType::f64:
-      return 7;
-    case DType::i64:
-      return 8;
-  }
-  return -1;
-}
+/// Position of a dtype in the official writer's Dtype enum (the dtype table's safetensors_rank);
+/// tensors are written in descending order of it (larger alignment first), then by name, so our
+/// bytes equal the official writer's.
+int official_dtype_rank(DType t) { return dtype_info(t).safetensors_rank; }
 
 void require_utf8(std::string_view text, std::string_view what) {
   if (auto bad = find_invalid_utf8(text))

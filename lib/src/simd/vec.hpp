@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "simd/x86_intrinsics.hpp"
 
@@ -30,41 +31,20 @@ inline void store_vec(T* p, V v) {
 }
 /// Lane-wise fused multiply-add (one rounding per lane). The intrinsics are the same operation;
 /// GCC keeps a lane loop in memory, so they are spelled out where the ISA has them.
-inline f64x8 fma_vec(f64x8 a, f64x8 b, f64x8 c) {
+template <typename V>
+inline V fma_vec(V a, V b, V c) {
 #if defined(__AVX512F__)
-  return _mm512_fmadd_pd(a, b, c);
-#else
-  f64x8 r;
-  for (int i = 0; i < 8; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
-  return r;
+  if constexpr (std::is_same_v<V, f64x8>) return _mm512_fmadd_pd(a, b, c);
+  if constexpr (std::is_same_v<V, f32x16>) return _mm512_fmadd_ps(a, b, c);
 #endif
-}
-inline f32x16 fma_vec(f32x16 a, f32x16 b, f32x16 c) {
-#if defined(__AVX512F__)
-  return _mm512_fmadd_ps(a, b, c);
-#else
-  f32x16 r;
-  for (int i = 0; i < 16; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
-  return r;
-#endif
-}
-inline f32x8 fma_vec(f32x8 a, f32x8 b, f32x8 c) {
 #if defined(__FMA__) && defined(__AVX__)
-  return _mm256_fmadd_ps(a, b, c);
-#else
-  f32x8 r;
-  for (int i = 0; i < 8; ++i) r[i] = __builtin_fmaf(a[i], b[i], c[i]);
-  return r;
+  if constexpr (std::is_same_v<V, f32x8>) return _mm256_fmadd_ps(a, b, c);
+  if constexpr (std::is_same_v<V, f64x4>) return _mm256_fmadd_pd(a, b, c);
 #endif
-}
-inline f64x4 fma_vec(f64x4 a, f64x4 b, f64x4 c) {
-#if defined(__FMA__) && defined(__AVX__)
-  return _mm256_fmadd_pd(a, b, c);
-#else
-  f64x4 r;
-  for (int i = 0; i < 4; ++i) r[i] = __builtin_fma(a[i], b[i], c[i]);
+  constexpr int kLanes = sizeof(V) / sizeof(a[0]);
+  V r;
+  for (int i = 0; i < kLanes; ++i) r[i] = std::fma(a[i], b[i], c[i]);  // fmaf for float lanes
   return r;
-#endif
 }
 /// Broadcast of a scalar (x - 0 is x exactly, -0 included; GCC broadcasts the scalar operand).
 template <typename V, typename T>

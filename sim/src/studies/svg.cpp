@@ -103,6 +103,15 @@ Scale make_scale(std::vector<double> values, bool log, double px0, double px1) {
   return Scale{lo, hi, log, px0, px1};
 }
 
+/// The <svg> element of a W x H picture with a white background.
+void open_svg(std::ostream& o, double W, double H, int font_size) {
+  o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << W << R"(" height=")" << H
+    << R"(" font-family="sans-serif" font-size=")" << font_size << R"(">)"
+    << "\n";
+  o << R"(<rect width="100%" height="100%" fill="white"/>)"
+    << "\n";
+}
+
 }  // namespace
 
 std::string render_line_plot(const LinePlot& p) {
@@ -115,11 +124,7 @@ std::string render_line_plot(const LinePlot& p) {
   const Scale sx = make_scale(xs, p.log_x, left, W - right);
   const Scale sy = make_scale(ys, p.log_y, H - bottom, top);
   std::ostringstream o;
-  o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << W << R"(" height=")" << H
-    << R"(" font-family="sans-serif" font-size="12">)"
-    << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)"
-    << "\n";
+  open_svg(o, W, H, 12);
   o << R"(<text x=")" << W / 2 - right / 2 + left / 2 << R"(" y="28" text-anchor="middle" font-size="16">)"
     << esc(p.title) << "</text>\n";
   // Grid and ticks.
@@ -193,11 +198,7 @@ std::string render_heat_map(const HeatMap& m) {
   const double W = left + cell_w * static_cast<double>(m.x_labels.size()) + legend_w;
   const double H = top + cell_h * static_cast<double>(m.y_labels.size()) + 70;
   std::ostringstream o;
-  o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << W << R"(" height=")" << H
-    << R"(" font-family="sans-serif" font-size="11">)"
-    << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)"
-    << "\n";
+  open_svg(o, W, H, 11);
   o << R"(<text x=")" << left << R"(" y="24" font-size="15">)" << esc(m.title) << "</text>\n";
   for (std::size_t c = 0; c < m.x_labels.size(); ++c)
     o << R"(<text x=")" << left + cell_w * (static_cast<double>(c) + 0.5) << R"(" y=")" << top - 8

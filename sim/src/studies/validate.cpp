@@ -104,6 +104,18 @@ ValidationReport validate(const Device& device, const std::vector<Measurement>& 
   return r;
 }
 
+namespace {
+
+/// A group's name in a 44-column cell: long ones keep their start and their end, where case ids
+/// differ ("gpgpusim-v100:decode-h~b16-f16-auto-constant-xc0-l2048-s0").
+std::string group_cell(const std::string& name) {
+  constexpr std::size_t kWidth = 44, kHead = 16;
+  if (name.size() <= kWidth) return name;
+  return name.substr(0, kHead) + "~" + name.substr(name.size() - (kWidth - kHead - 1));
+}
+
+}  // namespace
+
 std::string format_validation(const ValidationReport& r, const Device& device) {
   std::ostringstream os;
   char line[512];
@@ -116,12 +128,11 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
     for (auto i : g.rows) {
       const ValidationRow& row = r.rows[i];
       const Measurement& m = *row.measurement;
-      const std::string kernel = m.kernel.kind == KernelVariant::v1 ? "v1"
-                                 : m.kernel.kind == KernelVariant::v2
+      const std::string kernel = m.kernel.kind == KernelVariant::v2
                                      ? "v2:" + std::to_string(m.kernel.partition_size)
-                                     : "other";
+                                     : to_string(m.kernel.kind);
       const double meas = m.time_us;
-      std::snprintf(line, sizeof line, "%-44.44s %-8s %9.1fus %9.1fus %+6.0f%% ", g.name.c_str(),
+      std::snprintf(line, sizeof line, "%-44s %-8s %9.1fus %9.1fus %+6.0f%% ", group_cell(g.name).c_str(),
                     kernel.c_str(), meas, row.predicted, 100 * (row.predicted / meas - 1));
       os << line;
       if (r.logo_run) {
@@ -137,8 +148,8 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
   os << line;
   for (const auto& g : r.groups) {
     if (g.ratio_measured == 0) continue;
-    std::snprintf(line, sizeof line, "%-44.44s %9.3f %9.3f %9.3f %9s %9s\n", g.name.c_str(), g.ratio_measured,
-                  g.ratio_predicted, g.ratio_logo,
+    std::snprintf(line, sizeof line, "%-44s %9.3f %9.3f %9.3f %9s %9s\n", group_cell(g.name).c_str(),
+                  g.ratio_measured, g.ratio_predicted, g.ratio_logo,
                   !g.decisive ? "tie"
                   : g.right   ? "right"
                               : "WRONG",

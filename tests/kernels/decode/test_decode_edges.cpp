@@ -22,14 +22,9 @@ using namespace pao;
 namespace {
 
 cases::Case edge_spec() {
-  cases::Case s;
-  s.num_seqs = 5;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.head_size = 32;
-  s.block_size = 8;
-  s.seq_lens = {0, 1, 13, 16, 17};  // empty, one token, mid-block, block end, one past
-  s.max_seq_len = 40;               // partitions of 8 past every end
+  // empty, one token, mid-block, block end, one past
+  cases::Case s = test::attention_case(4, 2, 32, 8, {0, 1, 13, 16, 17});
+  s.max_seq_len = 40;  // partitions of 8 past every end
   s.partition_size = 8;
   s.seed = 42;
   return s;
@@ -181,13 +176,8 @@ TEST_CASE("a partition hidden by the sliding window holds tmp_out 0, max_logits 
   constexpr double kNegInf = -std::numeric_limits<double>::infinity();
   for (const std::int32_t window : {5, 12, 8}) {
     for (DType dtype : {DType::f32, DType::bf16}) {
-      cases::Case spec;
-      spec.num_seqs = 2;
-      spec.num_heads = 4;
-      spec.num_kv_heads = 2;
-      spec.head_size = 32;
-      spec.block_size = 8;
-      spec.seq_lens = {40, 3};  // the short sequence: its one partition is fully visible
+      // the short sequence: its one partition is fully visible
+      cases::Case spec = test::attention_case(4, 2, 32, 8, {40, 3});
       spec.partition_size = 8;
       spec.sliding_window = window;
       spec.alibi = window == 12;
@@ -240,13 +230,7 @@ TEST_CASE("a non-default scale multiplies q.k: exact precision equals the dense 
   // scale 0.3 against the default 1/sqrt(64) = 0.125; alone, then under soft-cap and ALiBi
   // (the scale applies before both) and with an fp8 cache.
   for (int variant = 0; variant < 3; ++variant) {
-    cases::Case spec;
-    spec.num_seqs = 3;
-    spec.num_heads = 4;
-    spec.num_kv_heads = 2;
-    spec.head_size = 64;
-    spec.block_size = 16;
-    spec.seq_lens = {1, 37, 90};
+    cases::Case spec = test::attention_case(4, 2, 64, 16, {1, 37, 90});
     spec.partition_size = 32;
     spec.distribution = cases::ValueDistribution::large_logits;
     spec.scale = 0.3f;

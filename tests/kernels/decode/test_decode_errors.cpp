@@ -14,13 +14,7 @@ using namespace pao;
 namespace {
 
 cases::Case small() {
-  cases::Case s;
-  s.num_seqs = 2;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.head_size = 32;
-  s.block_size = 16;
-  s.seq_lens = {20, 5};
+  cases::Case s = test::two_short_sequences();
   s.partition_size = 32;
   return s;
 }
@@ -36,6 +30,13 @@ void expect_error_v1(const DecodeArgs& args, const std::string& fragment, Precis
   test::expect_error_from([&] { return paged_attention_v1(args, prec, cfg); }, fragment);
 }
 
+/// V1 and V2 check their inputs alike: the same error from both entry points.
+void expect_error_v1_and_v2(const DecodeArgs& args, const std::string& fragment,
+                            Precision prec = Precision::exact, const KernelTuning& cfg = small()) {
+  expect_error(args, fragment, prec, cfg);
+  expect_error_v1(args, fragment, prec, cfg);
+}
+
 }  // namespace
 
 TEST_CASE("shape, dtype and divisibility errors name the tensor and the rule") {
@@ -43,7 +44,7 @@ TEST_CASE("shape, dtype and divisibility errors name the tensor and the rule") {
   DecodeArgs a = c.args();
   Tensor q_i32(DType::i32, {2, 4, 32});
   a.query = q_i32;
-  expect_error(a, "query: dtype i32");
+  expect_error_v1_and_v2(a, "query: dtype i32, expected f32, f16 or bf16");
 
   a = c.args();
   Tensor q_rank2(DType::f16, {2, 128});
@@ -63,13 +64,13 @@ TEST_CASE("shape, dtype and divisibility errors name the tensor and the rule") {
   a = c.args();
   Tensor v_bf16(DType::bf16, c.value_cache.shape());
   a.value_cache = v_bf16;
-  expect_error(a, "value_cache: dtype bf16 differs from key_cache's f16");
+  expect_error_v1_and_v2(a, "value_cache: dtype bf16 differs from key_cache's f16");
 
   a = c.args();
   Tensor k_bf16(DType::bf16, c.key_cache.shape()), v2_bf16(DType::bf16, c.value_cache.shape());
   a.key_cache = k_bf16;
   a.value_cache = v2_bf16;
-  expect_error(a, "must equal the query's (f16) or be fp8");
+  expect_error(a, "must equal the query's (f16) or be a cache format (fp8");
 
   a = c.args();
   expect_error(a, "partition_size = 24 is not a positive multiple of block_size = 16", Precision::exact,
@@ -109,7 +110,7 @@ TEST_CASE("block tables and sequence lengths are checked where they are used") {
   table.set({0, 1}, 9999);
   DecodeArgs a = c.args();
   a.block_tables = table;
-  expect_error(a, "block_tables[0][1] = 9999: block id out of range");
+  expect_error_v1_and_v2(a, "block_tables[0][1] = 9999: block id out of range");
 
   Tensor lens(DType::i32, {2});
   lens.set({0}, 20);
@@ -117,6 +118,11 @@ TEST_CASE("block tables and sequence lengths are checked where they are used") {
   a = c.args();
   a.seq_lens = lens;
   expect_error(a, "seq_lens[1] = -3: negative length");
+  Tensor first_negative(DType::i32, {2});
+  first_negative.set({0}, -3);
+  first_negative.set({1}, 5);
+  a.seq_lens = first_negative;
+  expect_error_v1_and_v2(a, "seq_lens[0] = -3: negative length");
 
   lens.set({1}, 16 * static_cast<double>(c.block_tables.size(1)) + 1);
   a.seq_lens = lens;
@@ -124,7 +130,7 @@ TEST_CASE("block tables and sequence lengths are checked where they are used") {
 
   a = c.args();
   a.max_seq_len = 10;
-  expect_error(a, "exceeds max_seq_len = 10");
+  expect_error_v1_and_v2(a, "seq_lens[0] = 20 exceeds max_seq_len = 10");
 
   Tensor lens_f32(DType::f32, {2});
   a = c.args();
@@ -134,8 +140,11 @@ TEST_CASE("block tables and sequence lengths are checked where they are used") {
 
 TEST_CASE("kernel precision checks its thread geometry") {
   const cases::DecodeCase c = cases::make_decode_case(small());
-  expect_error(c.args(), "warp_size = 48", Precision::kernel, test::gpu_tuning(48, 128));
-  expect_error(c.args(), "threads_per_cta = 96", Precision::kernel, test::gpu_tuning(32, 96));
+  expect_error_v1_and_v2(c.args(), "kernel precision: warp_size = 48 (supported: 32, 64)", Precision::kernel,
+                         test::gpu_tuning(48, 128));
+  expect_error_v1_and_v2(
+      c.args(), "kernel precision: threads_per_cta = 96 must be a power-of-two number of warps of 32",
+      Precision::kernel, test::gpu_tuning(32, 96));
   cases::Case s = small();
   s.kv_layout = KVLayout::nhd;
   s.block_size = 24;
@@ -152,10 +161,8 @@ TEST_CASE("block_tables: a negative id in the used range, a wrong dtype or rank"
   DecodeArgs a = c.args();
   a.block_tables = table;
   const std::string range = "[0, " + std::to_string(c.key_cache.size(0)) + ") of key_cache";
-  for (Precision prec : {Precision::exact, Precision::kernel}) {
-    expect_error(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
-    expect_error_v1(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
-  }
+  for (Precision prec : {Precision::exact, Precision::kernel})
+    expect_error_v1_and_v2(a, "block_tables[0][1] = -1: block id out of range " + range, prec);
   table = Tensor::copy_of(c.block_tables);
   table.set({1, 0}, -7);
   a.block_tables = table;
@@ -202,43 +209,6 @@ TEST_CASE("negative partition_size and max_seq_len are rejected") {
 
   a = c.args();
   a.max_seq_len = -1;
-  for (Precision prec : {Precision::exact, Precision::kernel}) {
-    expect_error(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
-    expect_error_v1(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
-  }
-}
-
-TEST_CASE("the V1 entry point checks its inputs like V2") {
-  const cases::DecodeCase c = cases::make_decode_case(small());
-  DecodeArgs a = c.args();
-  Tensor q_i32(DType::i32, {2, 4, 32});
-  a.query = q_i32;
-  expect_error_v1(a, "query: dtype i32, expected f32, f16 or bf16");
-
-  a = c.args();
-  Tensor v_bf16(DType::bf16, c.value_cache.shape());
-  a.value_cache = v_bf16;
-  expect_error_v1(a, "value_cache: dtype bf16 differs from key_cache's f16");
-
-  Tensor table = Tensor::copy_of(c.block_tables);
-  table.set({0, 1}, 9999);
-  a = c.args();
-  a.block_tables = table;
-  expect_error_v1(a, "block_tables[0][1] = 9999: block id out of range");
-
-  Tensor lens(DType::i32, {2});
-  lens.set({0}, -3);
-  lens.set({1}, 5);
-  a = c.args();
-  a.seq_lens = lens;
-  expect_error_v1(a, "seq_lens[0] = -3: negative length");
-  a = c.args();
-  a.max_seq_len = 10;
-  expect_error_v1(a, "seq_lens[0] = 20 exceeds max_seq_len = 10");
-
-  expect_error_v1(c.args(), "kernel precision: warp_size = 48 (supported: 32, 64)", Precision::kernel,
-                  test::gpu_tuning(48, 128));
-  expect_error_v1(c.args(),
-                  "kernel precision: threads_per_cta = 96 must be a power-of-two number of warps of 32",
-                  Precision::kernel, test::gpu_tuning(32, 96));
+  for (Precision prec : {Precision::exact, Precision::kernel})
+    expect_error_v1_and_v2(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
 }

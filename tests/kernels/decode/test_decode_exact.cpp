@@ -24,12 +24,7 @@ TEST_CASE("exact V1 equals a dense fp64 attention to 1e-12 relative") {
 
 TEST_CASE("exact V1 and V2 with per-KV-head fp8 scales equal the dense fp64 attention") {
   for (DType cache : {DType::fp8_e4m3, DType::fp8_e5m2}) {
-    cases::Case spec;
-    spec.num_heads = 8;
-    spec.num_kv_heads = 4;
-    spec.head_size = 64;
-    spec.num_seqs = 3;
-    spec.seq_lens = {1, 37, 90};
+    cases::Case spec = test::attention_case(8, 4, 64, 16, {1, 37, 90});
     spec.partition_size = 32;
     spec.kv_cache_dtype = test::kv_cache_of(cache);
     spec.seed = 41;

@@ -106,14 +106,9 @@ TEST_CASE("every warp size and CTA size: one-partition V2 equals V1, the reduce 
                                                            {64, 64}, {64, 128}, {64, 256}};
   int n = 0;
   for (DType dtype : {DType::f32, DType::f16, DType::bf16}) {
-    cases::Case spec;
-    spec.num_seqs = 4;
-    spec.num_heads = 4;
-    spec.num_kv_heads = 2;
-    spec.head_size = 64;
-    spec.block_size = n == 1 ? 8 : 16;
+    const std::int32_t block_size = n == 1 ? 8 : 16;
+    cases::Case spec = test::attention_case(4, 2, 64, block_size, {0, 1, 37, 75 * block_size});
     spec.dtype = dtype;
-    spec.seq_lens = {0, 1, 37, 75 * spec.block_size};
     spec.partition_size = spec.block_size;
     spec.alibi = n == 2;
     spec.distribution = n == 0 ? cases::ValueDistribution::large_logits : cases::ValueDistribution::uniform;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
@@ -22,13 +23,7 @@ namespace {
 // Two sequences of 20 and 5 tokens, partitions of 16 and max_seq_len 64: 4 partitions, of
 // which sequence 0 uses 2 and sequence 1 uses 1.
 cases::Case reduce_spec() {
-  cases::Case s;
-  s.num_seqs = 2;
-  s.num_heads = 4;
-  s.num_kv_heads = 2;
-  s.head_size = 32;
-  s.block_size = 16;
-  s.seq_lens = {20, 5};
+  cases::Case s = test::two_short_sequences();
   s.max_seq_len = 64;
   s.partition_size = 16;
   s.seed = 31;
@@ -82,63 +77,47 @@ TEST_CASE("the standalone reduce's input errors name the tensor and the rule") {
   const ReduceArgs good{v2.tmp_out, v2.max_logits, v2.exp_sums, c.seq_lens};
   REQUIRE(v2.tmp_out.shape() == Shape{2, 4, 4, 32});
 
+  // One wrong tensor at a time, and what its error says.
+  struct BadInput {
+    TensorView ReduceArgs::*field;
+    Tensor tensor;
+    std::vector<std::string> fragments;
+  };
+  const BadInput bad_inputs[] = {
+      {&ReduceArgs::tmp_out,
+       Tensor(DType::i32, {2, 4, 4, 32}),
+       {"tmp_out: dtype i32, expected f32, f16 or bf16"}},
+      {&ReduceArgs::tmp_out,
+       Tensor(DType::f16, {2, 4, 128}),
+       {"tmp_out: rank 3 with shape [2, 4, 128], expected [num_seqs, num_heads, max_num_partitions, "
+        "head_size]"}},
+      {&ReduceArgs::max_logits, Tensor(DType::f16, {2, 4, 4}), {"max_logits: dtype f16, expected f32"}},
+      {&ReduceArgs::max_logits,
+       Tensor(DType::f32, {2, 4, 3}),
+       {"max_logits: shape [2, 4, 3] does not match [num_seqs, num_heads, max_num_partitions] (as tmp_out) "
+        "(dim 2 should be 4)"}},
+      {&ReduceArgs::exp_sums, Tensor(DType::bf16, {2, 4, 4}), {"exp_sums: dtype bf16, expected f32"}},
+      {&ReduceArgs::exp_sums,
+       Tensor(DType::f32, {2, 3, 4}),
+       {"exp_sums: shape [2, 3, 4] does not match", "(dim 1 should be 4)"}},
+      {&ReduceArgs::exp_sums, Tensor(DType::f32, {2, 16}), {"exp_sums: rank 2 with shape [2, 16]"}},
+      {&ReduceArgs::seq_lens, Tensor(DType::f32, {2}), {"seq_lens: dtype f32, expected i32"}},
+      {&ReduceArgs::seq_lens,
+       Tensor(DType::i32, {3}),
+       {"seq_lens: shape [3] does not match [num_seqs] (dim 0 should be 2)"}},
+  };
+
   for (Precision prec : {Precision::kernel, Precision::exact}) {
-    ReduceArgs a = good;
-    Tensor tmp_i32(DType::i32, {2, 4, 4, 32});
-    a.tmp_out = tmp_i32;
-    expect_reduce_error(a, "tmp_out: dtype i32, expected f32, f16 or bf16", prec);
-
-    a = good;
-    Tensor tmp_rank3(DType::f16, {2, 4, 128});
-    a.tmp_out = tmp_rank3;
-    expect_reduce_error(a,
-                        "tmp_out: rank 3 with shape [2, 4, 128], expected [num_seqs, num_heads, "
-                        "max_num_partitions, head_size]",
-                        prec);
-
-    a = good;
-    Tensor ml_f16(DType::f16, {2, 4, 4});
-    a.max_logits = ml_f16;
-    expect_reduce_error(a, "max_logits: dtype f16, expected f32", prec);
-
-    a = good;
-    Tensor ml_short(DType::f32, {2, 4, 3});
-    a.max_logits = ml_short;
-    expect_reduce_error(a,
-                        "max_logits: shape [2, 4, 3] does not match [num_seqs, num_heads, "
-                        "max_num_partitions] (as tmp_out) (dim 2 should be 4)",
-                        prec);
-
-    a = good;
-    Tensor es_bf16(DType::bf16, {2, 4, 4});
-    a.exp_sums = es_bf16;
-    expect_reduce_error(a, "exp_sums: dtype bf16, expected f32", prec);
-
-    a = good;
-    Tensor es_heads(DType::f32, {2, 3, 4});
-    a.exp_sums = es_heads;
-    expect_reduce_error(a, "exp_sums: shape [2, 3, 4] does not match", prec);
-    expect_reduce_error(a, "(dim 1 should be 4)", prec);
-
-    a = good;
-    Tensor es_rank2(DType::f32, {2, 16});
-    a.exp_sums = es_rank2;
-    expect_reduce_error(a, "exp_sums: rank 2 with shape [2, 16]", prec);
-
-    a = good;
-    Tensor lens_f32(DType::f32, {2});
-    a.seq_lens = lens_f32;
-    expect_reduce_error(a, "seq_lens: dtype f32, expected i32", prec);
-
-    a = good;
-    Tensor lens3(DType::i32, {3});
-    a.seq_lens = lens3;
-    expect_reduce_error(a, "seq_lens: shape [3] does not match [num_seqs] (dim 0 should be 2)", prec);
+    for (const BadInput& bad : bad_inputs) {
+      ReduceArgs a = good;
+      a.*bad.field = bad.tensor;
+      for (const std::string& fragment : bad.fragments) expect_reduce_error(a, fragment, prec);
+    }
 
     Tensor lens(DType::i32, {2});
     lens.set({0}, 20);
     lens.set({1}, -1);
-    a = good;
+    ReduceArgs a = good;
     a.seq_lens = lens;
     expect_reduce_error(a, "seq_lens[1] = -1: negative length", prec);
 

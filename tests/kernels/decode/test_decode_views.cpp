@@ -61,13 +61,7 @@ TEST_CASE("caches behind padded or K/V-interleaved strided views give the contig
   int n = 0;
   for (KVLayout layout : kAllKVLayouts)
     for (DType cache : {DType::f16, DType::bf16, DType::fp8_e4m3}) {
-      cases::Case spec;
-      spec.num_heads = 8;
-      spec.num_kv_heads = 2;
-      spec.head_size = 64;
-      spec.block_size = 16;
-      spec.num_seqs = 4;
-      spec.seq_lens = {0, 1, 37, 100};
+      cases::Case spec = test::attention_case(8, 2, 64, 16, {0, 1, 37, 100});
       spec.partition_size = 32;
       spec.kv_layout = layout;
       spec.dtype = cache == DType::bf16 ? DType::bf16 : DType::f16;

@@ -86,7 +86,7 @@ TEST_CASE("prefix errors name the tensor, the index and the rule") {
          a.key_cache = keep[keep.size() - 2];
          a.value_cache = keep.back();
        },
-       "key_cache: dtype bf16 must equal the query's (f16) or be fp8_e4m3 / fp8_e5m2"},
+       "key_cache: dtype bf16 must equal the query's (f16) or be a cache format (fp8_e4m3, fp8_e5m2)"},
       {"value cache dtype",
        [&](PrefixArgs& a, auto& keep) {
          keep.push_back(Tensor(DType::bf16, c.value_cache.shape()));

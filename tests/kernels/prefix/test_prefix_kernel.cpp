@@ -5,11 +5,11 @@
 #include <omp.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "kernels/prefix/prefix_tile_math.hpp"  // kernel_exp_n: internal, tested directly below
 #include "pao/core/random.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "support/bits.hpp"
 #include "support/compare.hpp"
 #include "support/decode_cases.hpp"
 #include "support/prefix_cases.hpp"
@@ -23,11 +23,7 @@ namespace {
 using test::max_abs;
 using test::max_abs_diff;
 
-std::uint32_t bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
+using test::f32_bits;
 
 }  // namespace
 
@@ -42,7 +38,7 @@ TEST_CASE("kernel prefix is bit for bit the documented fp32 arithmetic") {
     std::size_t mismatches = 0, first = 0;
     for (std::size_t i = 0; i < spec_out.size(); ++i) {
       const double want = round_to_dtype(spec.dtype, spec_out[i]);
-      if (bits(static_cast<float>(want)) != bits(static_cast<float>(got64[i])) && mismatches++ == 0)
+      if (f32_bits(static_cast<float>(want)) != f32_bits(static_cast<float>(got64[i])) && mismatches++ == 0)
         first = i;
     }
     INFO("first mismatch at flat index ", first, ": got ", got64[first], ", spec ", spec_out[first]);
@@ -148,15 +144,13 @@ TEST_CASE("the vectorised exp equals pao::kernel_exp bit for bit") {
   for (int i = 0; i < 20000; ++i)
     x.push_back(static_cast<float>(rng.uniform(-1.0, 1.0) * std::exp2(rng.uniform(-40, 0))));
   for (std::uint32_t u = 0xc2cf0000u; u < 0xc2d00000u; u += 7) {  // around -103.5 .. -104
-    float f;
-    std::memcpy(&f, &u, 4);
-    x.push_back(f);
+    x.push_back(test::f32_from_bits(u));
   }
   std::vector<float> y(x.size());
   detail::kernel_exp_n(x.data(), y.data(), static_cast<std::int32_t>(x.size()));
   std::size_t mismatches = 0, first = 0;
   for (std::size_t i = 0; i < x.size(); ++i)
-    if (bits(y[i]) != bits(kernel_exp(x[i])) && mismatches++ == 0) first = i;
+    if (f32_bits(y[i]) != f32_bits(kernel_exp(x[i])) && mismatches++ == 0) first = i;
   INFO("first mismatch: x=", x[first], " batch=", y[first], " scalar=", kernel_exp(x[first]));
   CHECK(mismatches == 0);
 }

@@ -105,19 +105,12 @@ bool call_matching(std::int32_t value, F& f, Status& result, std::index_sequence
   return (call.template operator()<I>() || ...);
 }
 
-template <typename F>
-Status head_size(std::int32_t value, F& f) {
+/// f.template operator()<value>() if `value` is one of Values, else the refusal naming `name`.
+template <const auto& Values, typename F>
+Status listed_value(const char* name, std::int32_t value, F& f) {
   Status result;
-  if (!call_matching<kHeadSizes>(value, f, result, std::make_index_sequence<std::size(kHeadSizes)>()))
-    return unsupported("head_size", value, kHeadSizes);
-  return result;
-}
-
-template <typename F>
-Status block_size(std::int32_t value, F& f) {
-  Status result;
-  if (!call_matching<kBlockSizes>(value, f, result, std::make_index_sequence<std::size(kBlockSizes)>()))
-    return unsupported("block_size", value, kBlockSizes);
+  if (!call_matching<Values>(value, f, result, std::make_index_sequence<std::size(Values)>()))
+    return unsupported(name, value, Values);
   return result;
 }
 
@@ -167,13 +160,13 @@ Status call_activation(F& f) {
 /// f.template operator()<HeadSize>() for a supported head size.
 template <typename F>
 Status dispatch_head_size(std::int32_t head_size, F&& f) {
-  return dispatch_detail::head_size(head_size, f);
+  return dispatch_detail::listed_value<kHeadSizes>("head_size", head_size, f);
 }
 
 /// f.template operator()<BlockSize>() for a supported block size.
 template <typename F>
 Status dispatch_block_size(std::int32_t block_size, F&& f) {
-  return dispatch_detail::block_size(block_size, f);
+  return dispatch_detail::listed_value<kBlockSizes>("block_size", block_size, f);
 }
 
 /// f.template operator()<HeadSize, BlockSize>(). The block size is checked first.

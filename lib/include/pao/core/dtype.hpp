@@ -43,20 +43,23 @@ struct DTypeInfo {
   // exponent, what ULPs and the unit roundoff are made of (numerics/ulp.hpp); 0 for integers.
   std::uint8_t significand_bits;
   std::int16_t min_exponent;
+  // Its position in the safetensors crate's Dtype enum (BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16,
+  // F16, BF16, I32, U32, F32, F64, I64, U64): the official writer orders tensors by it.
+  std::uint8_t safetensors_rank;
 };
 
 // clang-format off
 inline constexpr std::array<DTypeInfo, 9> kDTypes{{
-  // type             name        safet.     short   array name       format    B  kind activ  cache  scaled numpy  misread as       sig min exp
-    {DType::f64,      "f64",      "F64",     "f64",  "float64",       "none",   8, 'f', false, false, false, true,  DType::f64,      53, -1022},
-    {DType::f32,      "f32",      "F32",     "f32",  "float32",       "none",   4, 'f', true,  false, false, true,  DType::f32,      24, -126},
-    {DType::f16,      "f16",      "F16",     "f16",  "float16",       "none",   2, 'f', true,  false, false, true,  DType::f16,      11, -14},
-    {DType::bf16,     "bf16",     "BF16",    "bf16", "bfloat16",      "none",   2, 'f', true,  false, false, false, DType::bf16,     8,  -126},
-    {DType::fp8_e4m3, "fp8_e4m3", "F8_E4M3", "e4m3", "float8_e4m3fn", "e4m3fn", 1, 'f', false, true,  true,  false, DType::fp8_e5m2, 4,  -6},
-    {DType::fp8_e5m2, "fp8_e5m2", "F8_E5M2", "e5m2", "float8_e5m2",   "e5m2",   1, 'f', false, true,  true,  false, DType::fp8_e4m3, 3,  -14},
-    {DType::i32,      "i32",      "I32",     "i32",  "int32",         "none",   4, 'i', false, false, false, true,  DType::i32,      0,  0},
-    {DType::i64,      "i64",      "I64",     "i64",  "int64",         "none",   8, 'i', false, false, false, true,  DType::i64,      0,  0},
-    {DType::u8,       "u8",       "U8",      "u8",   "uint8",         "none",   1, 'u', false, false, false, true,  DType::u8,       0,  0},
+  // type             name        safet.     short   array name       format    B  kind  activ  cache  scaled  numpy  misread as       sig  emin   st
+    {DType::f64,      "f64",      "F64",     "f64",  "float64",       "none",   8, 'f',  false, false, false,  true,  DType::f64,      53,  -1022, 12},
+    {DType::f32,      "f32",      "F32",     "f32",  "float32",       "none",   4, 'f',  true,  false, false,  true,  DType::f32,      24,  -126,  11},
+    {DType::f16,      "f16",      "F16",     "f16",  "float16",       "none",   2, 'f',  true,  false, false,  true,  DType::f16,      11,  -14,   7},
+    {DType::bf16,     "bf16",     "BF16",    "bf16", "bfloat16",      "none",   2, 'f',  true,  false, false,  false, DType::bf16,     8,   -126,  8},
+    {DType::fp8_e4m3, "fp8_e4m3", "F8_E4M3", "e4m3", "float8_e4m3fn", "e4m3fn", 1, 'f',  false, true,  true,   false, DType::fp8_e5m2, 4,   -6,    4},
+    {DType::fp8_e5m2, "fp8_e5m2", "F8_E5M2", "e5m2", "float8_e5m2",   "e5m2",   1, 'f',  false, true,  true,   false, DType::fp8_e4m3, 3,   -14,   3},
+    {DType::i32,      "i32",      "I32",     "i32",  "int32",         "none",   4, 'i',  false, false, false,  true,  DType::i32,      0,   0,     9},
+    {DType::i64,      "i64",      "I64",     "i64",  "int64",         "none",   8, 'i',  false, false, false,  true,  DType::i64,      0,   0,     13},
+    {DType::u8,       "u8",       "U8",      "u8",   "uint8",         "none",   1, 'u',  false, false, false,  true,  DType::u8,       0,   0,     1},
 }};
 // clang-format on
 
@@ -72,6 +75,8 @@ static_assert(
 inline constexpr std::size_t dtype_size(DType t) { return dtype_info(t).bytes; }
 inline constexpr bool is_fp8(DType t) { return dtype_info(t).scaled; }
 inline constexpr bool is_floating(DType t) { return dtype_info(t).kind == 'f'; }
+/// Cache formats: the dtypes a KV cache may hold besides the activation dtype (kv_cache_dtype).
+inline constexpr bool is_cache_format(DType t) { return dtype_info(t).cache_format; }
 /// Activation dtypes: what query, key, value and out may be.
 inline constexpr bool is_activation(DType t) { return dtype_info(t).activation; }
 

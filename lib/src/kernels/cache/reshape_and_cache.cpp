@@ -53,8 +53,8 @@ void reshape_and_cache_into(const TensorView& key, const TensorView& value, cons
   detail::check_tensor(value, "value", {key.shape[0], key.shape[1], key.shape[2]},
                        "[num_tokens, num_kv_heads, head_size] like key");
   const DType cd = key_cache.dtype;
-  require(cd == key.dtype || is_fp8(cd), "key_cache: dtype ", dtype_name(cd), " must equal key's (",
-          dtype_name(key.dtype), ") or be fp8_e4m3 / fp8_e5m2");
+  require(cd == key.dtype || is_cache_format(cd), "key_cache: dtype ", dtype_name(cd), " must equal key's (",
+          dtype_name(key.dtype), ") or be a cache format (", dtype_names(is_cache_format), ")");
   const auto num_kv_heads = static_cast<std::int32_t>(key.shape[1]);
   const auto head_size = static_cast<std::int32_t>(key.shape[2]);
   // The caches' shapes, layouts and scales, validated as the kernels validate them (no block table).

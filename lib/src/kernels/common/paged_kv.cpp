@@ -34,14 +34,16 @@ std::vector<std::int32_t> read_i32_vector(const TensorView& t, const char* name,
   return v;
 }
 
-QueryShape check_query(const TensorView& q, const char* shape_doc) {
+std::int32_t AttentionProblem::take_query(const TensorView& q, const char* shape_doc) {
   require(is_activation(q.dtype), "query: dtype ", dtype_name(q.dtype), ", expected f32, f16 or bf16");
   check_tensor(q, "query", {-1, -1, -1}, shape_doc);
-  const QueryShape s{static_cast<std::int32_t>(q.shape[0]), static_cast<std::int32_t>(q.shape[1]),
-                     static_cast<std::int32_t>(q.shape[2])};
-  require(s.num_heads > 0 && s.head_size > 0, "query: shape ", shape_to_string(q.shape),
+  num_heads = static_cast<std::int32_t>(q.shape[1]);
+  head_size = static_cast<std::int32_t>(q.shape[2]);
+  require(num_heads > 0 && head_size > 0, "query: shape ", shape_to_string(q.shape),
           " has no heads or an empty head_size");
-  return s;
+  dtype = q.dtype;
+  query = q;
+  return static_cast<std::int32_t>(q.shape[0]);
 }
 
 PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache, KVLayout layout,
@@ -51,8 +53,9 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
   const DType cd = key_cache.dtype;
   require(value_cache.dtype == cd, "value_cache: dtype ", dtype_name(value_cache.dtype),
           " differs from key_cache's ", dtype_name(cd));
-  require(cd == activation_dtype || is_fp8(cd), "key_cache: dtype ", dtype_name(cd),
-          " must equal the query's (", dtype_name(activation_dtype), ") or be fp8_e4m3 / fp8_e5m2",
+  require(cd == activation_dtype || is_cache_format(cd), "key_cache: dtype ", dtype_name(cd),
+          " must equal the query's (", dtype_name(activation_dtype), ") or be a cache format (",
+          dtype_names(is_cache_format), ")",
           cd == DType::u8 ? " (declare the fp8 flavour of u8 caches)" : "");
   kv.cache_dtype = cd;
   const int key_rank = layout == KVLayout::vllm ? 5 : 4;

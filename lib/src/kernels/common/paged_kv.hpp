@@ -57,11 +57,20 @@ LogitParams logit_params(const AttentionScalars& s, std::int32_t head);
 
 /// The i32 vector of a rank-1 tensor named `name`, checked to have `expected` entries.
 std::vector<std::int32_t> read_i32_vector(const TensorView& t, const char* name, std::int64_t expected);
-/// The leading dims of a query [rows, num_heads, head_size] in an activation dtype, checked.
-struct QueryShape {
-  std::int32_t rows = 0, num_heads = 0, head_size = 0;
+/// What a decode and a prefix problem both hold: the checked query, the paged KV cache and the
+/// attention scalars.
+struct AttentionProblem {
+  std::int32_t num_heads = 0, head_size = 0;
+  DType dtype = DType::f32;  // query / out
+  TensorView query;
+  PagedKV kv;
+  AttentionScalars scalars;
+
+  std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
+  /// Checks `query` [rows, num_heads, head_size] (`shape_doc` names its dims) in an activation
+  /// dtype and takes it; returns its rows.
+  std::int32_t take_query(const TensorView& query, const char* shape_doc);
 };
-QueryShape check_query(const TensorView& query, const char* shape_doc);
 
 /// Checks rank, sizes (-1 = any) and, if given, dtype of `t`.
 void check_tensor(const TensorView& t, const char* name, std::initializer_list<std::int64_t> shape,

@@ -21,14 +21,8 @@ DecodeShape DecodeProblem::shape(const KernelTuning& tuning) const {
 
 DecodeProblem make_decode_problem(const DecodeArgs& args) {
   DecodeProblem p;
-  const TensorView& q = args.query;
-  const QueryShape qs = check_query(q, "[num_seqs, num_heads, head_size]");
-  p.num_seqs = qs.rows;
-  p.num_heads = qs.num_heads;
-  p.head_size = qs.head_size;
-  p.dtype = q.dtype;
-  p.query = q;
-  p.kv = make_paged_kv(args, p.num_seqs, -1, p.head_size, q.dtype);
+  p.num_seqs = p.take_query(args.query, "[num_seqs, num_heads, head_size]");
+  p.kv = make_paged_kv(args, p.num_seqs, -1, p.head_size, p.dtype);
   require(p.num_heads % p.kv.num_kv_heads == 0, "query: num_heads = ", p.num_heads,
           " is not a multiple of num_kv_heads = ", p.kv.num_kv_heads, " (key_cache dim 1)");
   p.seq_lens = read_i32_vector(args.seq_lens, "seq_lens", p.num_seqs);

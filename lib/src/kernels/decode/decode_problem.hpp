@@ -11,15 +11,10 @@
 
 namespace pao::detail {
 
-struct DecodeProblem {
-  std::int32_t num_seqs = 0, num_heads = 0, head_size = 0, max_seq_len = 0;
-  DType dtype = DType::f32;  // query / out
-  TensorView query;
-  PagedKV kv;
+struct DecodeProblem : AttentionProblem {
+  std::int32_t num_seqs = 0, max_seq_len = 0;
   std::vector<std::int32_t> seq_lens;
-  AttentionScalars scalars;
 
-  std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
   /// The plan's shape of this problem with `tuning` (max_seq_len 0: the plan takes the longest).
   DecodeShape shape(const KernelTuning& tuning) const;
 };

@@ -44,21 +44,15 @@ void check_context_blocks(const PagedKV& kv, std::int32_t seq, std::int32_t seq_
 
 PrefixProblem make_prefix_problem(const PrefixArgs& args, const KernelTuning& tuning) {
   PrefixProblem p;
-  const TensorView& q = args.query;
-  const QueryShape qs = check_query(q, "[num_tokens, num_heads, head_size]");
-  p.num_tokens = qs.rows;
-  p.num_heads = qs.num_heads;
-  p.head_size = qs.head_size;
-  p.dtype = q.dtype;
-  p.query = q;
+  p.num_tokens = p.take_query(args.query, "[num_tokens, num_heads, head_size]");
 
-  require(args.key.dtype == q.dtype, "key: dtype ", dtype_name(args.key.dtype), " differs from the query's ",
-          dtype_name(q.dtype));
+  require(args.key.dtype == p.dtype, "key: dtype ", dtype_name(args.key.dtype), " differs from the query's ",
+          dtype_name(p.dtype));
   check_tensor(args.key, "key", {p.num_tokens, -1, p.head_size}, "[num_tokens, num_kv_heads, head_size]");
   const auto num_kv_heads = static_cast<std::int32_t>(args.key.shape[1]);
   require(num_kv_heads > 0, "key: shape ", shape_to_string(args.key.shape), " has no kv heads");
-  require(args.value.dtype == q.dtype, "value: dtype ", dtype_name(args.value.dtype),
-          " differs from the query's ", dtype_name(q.dtype));
+  require(args.value.dtype == p.dtype, "value: dtype ", dtype_name(args.value.dtype),
+          " differs from the query's ", dtype_name(p.dtype));
   check_tensor(args.value, "value", {p.num_tokens, num_kv_heads, p.head_size},
                "[num_tokens, num_kv_heads, head_size] like key");
   p.key = args.key;
@@ -90,7 +84,7 @@ PrefixProblem make_prefix_problem(const PrefixArgs& args, const KernelTuning& tu
   require(p.query_start_loc.back() == p.num_tokens, "query_start_loc[", p.num_seqs,
           "] = ", p.query_start_loc.back(), " does not match num_tokens = ", p.num_tokens, " (query dim 0)");
 
-  p.kv = make_paged_kv(args, p.num_seqs, num_kv_heads, p.head_size, q.dtype);
+  p.kv = make_paged_kv(args, p.num_seqs, num_kv_heads, p.head_size, p.dtype);
   for (std::int32_t s = 0; s < p.num_seqs; ++s) {
     const std::int32_t seq_len = p.seq_lens[static_cast<std::size_t>(s)];
     check_context_blocks(p.kv, s, seq_len, seq_len - p.query_lens[static_cast<std::size_t>(s)],

@@ -12,17 +12,12 @@
 
 namespace pao::detail {
 
-struct PrefixProblem {
-  std::int32_t num_seqs = 0, num_tokens = 0, num_heads = 0, head_size = 0;
-  DType dtype = DType::f32;  // query / key / value / out
-  TensorView query, key, value;
-  PagedKV kv;
+struct PrefixProblem : AttentionProblem {  // dtype: key / value's too
+  std::int32_t num_seqs = 0, num_tokens = 0;
+  TensorView key, value;
   std::vector<std::int32_t> seq_lens, query_start_loc, query_lens;
-  AttentionScalars scalars;
   PrefixPlan plan;
   NewKVSource new_kv_source = NewKVSource::input;
-
-  std::int32_t queries_per_kv() const { return num_heads / kv.num_kv_heads; }
 };
 
 /// Checks every tensor of `args` and plans the launch. Throws pao::Error naming the tensor,
