@@ -20,6 +20,14 @@ expect() {  # expect CODE ARGS...
   fi
 }
 
+# the messages that teach (the last command's stdout / stderr)
+says() {  # says FILE TEXT
+  if grep -qF -- "$2" "$tmp/$1"; then echo "ok:   says '$2'"; else
+    echo "FAIL: expected '$2' in the $1 of the last command"
+    failures=$((failures + 1))
+  fi
+}
+
 cat >"$tmp/case.json" <<'JSON'
 {"id": "tiny", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32,
  "seq_lens": [40, 70]}
@@ -63,18 +71,52 @@ printf 'x' >>"$tmp/damaged/tiny.safetensors"
 expect 1 verify "$tmp/damaged"
 expect 2 diff "$tmp/damaged" "$tmp/ok"
 
+# never green on nothing (issue 26): all missing, an empty selection, a folder cut short
+mkdir -p "$tmp/empty"
+expect 1 diff "$tmp/g" "$tmp/empty" --allow-missing
+says stdout "nothing was compared, which is not a pass"
+cat >"$tmp/none.json" <<'JSON'
+{"suite": "none", "description": "every case excluded", "grids": [{"name": "g", "fixed": {"num_heads": 4,
+ "num_kv_heads": 2, "head_size": 32, "dtype": "f16"}, "axes": {"seq_lens": [[40], [70]]},
+ "exclude": [{"num_heads": 4}]}]}
+JSON
+expect 2 golden --suite "$tmp/none.json" --out "$tmp/none"
+cat >"$tmp/three.json" <<'JSON'
+{"suite": "three", "description": "three cases", "grids": [{"name": "g", "fixed": {"num_heads": 4,
+ "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32}, "axes": {"seq_lens": [[40], [70], [9]]}}]}
+JSON
+expect 0 golden --suite "$tmp/three.json" --out "$tmp/three"
+# A 3-task Slurm array, emulated: two tasks done, the folder is incomplete; the third completes it.
+export SLURM_ARRAY_TASK_COUNT=3
+for i in 0 1; do SLURM_ARRAY_TASK_ID=$i; export SLURM_ARRAY_TASK_ID
+  expect 0 golden --suite "$tmp/three.json" --shard auto --out "$tmp/sharded"; done
+expect 2 verify "$tmp/sharded"
+says stderr "--shard 2/3"
+expect 2 diff "$tmp/sharded" "$tmp/three"
+export SLURM_ARRAY_TASK_ID=2
+expect 0 golden --suite "$tmp/three.json" --shard auto --out "$tmp/sharded"
+unset SLURM_ARRAY_TASK_ID SLURM_ARRAY_TASK_COUNT
+expect 0 verify "$tmp/sharded"
+expect 0 diff "$tmp/sharded" "$tmp/three"
+if command -v python3 >/dev/null; then
+  if python3 "$(dirname "$0")/../../tools/scripts/compare_goldens.py" "$tmp/three" "$tmp/sharded" >/dev/null; then
+    echo "ok:   the 3-shard union equals the unsharded suite bit for bit"
+  else echo "FAIL: the 3-shard union differs from the unsharded suite"; failures=$((failures + 1)); fi
+fi
+expect 2 golden --suite "$tmp/three.json" --shard auto --out "$tmp/x"
+# a run killed after one case: the manifest knows the others
+cp -r "$tmp/three" "$tmp/cut"
+python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['cases']=m['cases'][:1]; json.dump(m,open(p,'w'))" \
+  "$tmp/cut/manifest.json"
+expect 2 diff "$tmp/cut" "$tmp/three"
+says stderr "incomplete: 2 of the 3 cases of suite 'three' are missing"
+expect 2 verify "$tmp/cut"
+
 # audit
 expect 0 audit --suite "$tmp/suite.json" --mutations last_token_dropped,independent_kernel
 expect 2 audit --suite "$tmp/suite.json" --mutations typo
 expect 1 audit --suite "$tmp/suite.json" --mutations last_token_dropped --policy '*:k=1e9,local=0,distributional=0'
 
-# the messages that teach (the last command's stdout / stderr)
-says() {  # says FILE TEXT
-  if grep -qF -- "$2" "$tmp/$1"; then echo "ok:   says '$2'"; else
-    echo "FAIL: expected '$2' in the $1 of the last command"
-    failures=$((failures + 1))
-  fi
-}
 
 # sim and example
 expect 2 sim

@@ -124,7 +124,9 @@ TEST_CASE("a folder diff matches cases by id, fails missing ones and notes stray
   CHECK(r.notes[0].find("stray.safetensors") != std::string::npos);
 
   const std::string text = render_text(r);
-  CHECK(last_line(text) == "1 passed, 2 failed (tensors); cases: 1 of 3 pass, 2 fail");
+  CHECK(last_line(text) ==
+        "1 passed, 2 failed (tensors); cases: 1 of 3 pass, 2 fail; not compared: 6 tensor(s) ACTUAL lacks "
+        "(v2.tmp_out, v2.max_logits, v2.exp_sums)");
   CHECK(text.find("worst abs") != std::string::npos);
   CHECK(text.find("seq 1, head 1, dim 7") != std::string::npos);
 
@@ -162,7 +164,7 @@ TEST_CASE("partials get a location with partition, tokens and blocks") {
   ml.set({1, 0, 2}, ml.at({1, 0, 2}) + 1.0);
   write_safetensors(dir.path() / "a.safetensors", {{"max_logits", ml}});
   const CaseReport r = diff_case(dir.path() / "g.safetensors", dir.path() / "a.safetensors", {});
-  REQUIRE(r.tensors.size() == 1);
+  REQUIRE(r.tensors.size() == 2);  // and the absent final output
   const TensorReport& t = r.tensors[0];
   CHECK(t.name == "v2.max_logits");
   CHECK(t.actual_name == "max_logits");
@@ -227,9 +229,16 @@ TEST_CASE("bad ACTUALs: nothing to compare is an error; a wrong shape fails its 
   write_safetensors(dir.path() / "tmp.safetensors", {{"v2.tmp_out", g.find("v2.tmp_out")->view()}});
   const CaseReport partial = diff_case(dir.path() / "g.safetensors", dir.path() / "tmp.safetensors",
                                        with_policy(parse_policy_override("v2.tmp_out:k=2")));
-  REQUIRE(partial.tensors.size() == 1);
+  REQUIRE(partial.tensors.size() == 2);
   CHECK(partial.tensors[0].passed);
   CHECK(partial.tensors[0].reference.find("exact V2") != std::string::npos);
+  // ... and the final output it lacks fails: intermediates alone never pass a case.
+  CHECK_FALSE(partial.passed());
+  CHECK(partial.tensors[1].name == "out");
+  CHECK(partial.tensors[1].problem.find("absent from ACTUAL: no final output (out, v1.out, v2.out)") !=
+        std::string::npos);
+  CHECK(partial.compared_count() == 1);
+  CHECK(partial.not_compared == std::vector<std::string>{"v2.max_logits", "v2.exp_sums"});
   // A vendor's npy folder (f32 copies of a f16 output) works too.
   fs::create_directories(dir.path() / "npy");
   Tensor as_f32(DType::f32, g.find("v2.out")->shape());
@@ -291,7 +300,10 @@ TEST_CASE("part of a suite: --cases, --allow-missing, and a vendor's <id>.error"
   CHECK(r.not_run() == 1);
   CHECK(r.failed() == 1);  // d2's error still fails: the vendor could not run it
   CHECK(render_text(r, {}).find("p3  NOT RUN") != std::string::npos);
-  CHECK(summary_line(r) == "1 passed, 1 failed (tensors); cases: 1 of 3 pass, 1 fail, 1 not run");
+  CHECK(
+      summary_line(r) ==
+      "1 passed, 1 failed (tensors); cases: 1 of 3 pass, 1 fail, 1 not run; not compared: 3 tensor(s) ACTUAL "
+      "lacks (v2.tmp_out, v2.max_logits, v2.exp_sums)");
   CHECK(render_json(r).find("\"not_run\": 1") != std::string::npos);
 
   DiffOptions none;

@@ -225,10 +225,13 @@ def test_pao_diff_accepts_a_correct_vendor_and_locates_a_broken_one(goldens, tmp
     report = tmp_path / "report.json"
     result = pao("diff", golden_path, bad, "--json", report, check=False)
     assert result.returncode == 1
-    assert result.stdout.strip().splitlines()[-1] == "0 passed, 1 failed"
+    # Only a partial: it fails where it is wrong, and the absent final output fails too (never a pass).
+    assert result.stdout.strip().splitlines()[-1] == (
+        "0 passed, 2 failed; not compared: 2 tensor(s) ACTUAL lacks (v2.max_logits, v2.exp_sums)")
     j = json.loads(report.read_text())
-    assert (j["passed"], j["failed"]) == (0, 1)
-    (tensor,) = j["tensors"]
+    assert (j["passed"], j["failed"], j["compared"], j["not_compared"]) == (0, 2, 1, 2)
+    tensor, absent = j["tensors"]
+    assert absent["name"] == "out" and absent["status"] == "FAIL" and "absent from ACTUAL" in absent["problem"]
     assert tensor["name"] == "v2.tmp_out" and tensor["status"] == "FAIL"
     assert (tensor["worst"]["seq"], tensor["worst"]["head"], tensor["worst"]["partition"]) == (2, 3, 1)
     assert tensor["pattern"] == "single-block"  # partition 1 of seq 2 (33 tokens) is token 32 alone, in block 2

@@ -30,7 +30,7 @@ config=""
 work=""
 log=""
 timing=0
-show='^(PASS|FAIL|skip|pao-cuda|gpgpusim-repro|[0-9]+ passed|wrote |case +kernel|decode-|prefix-)'
+show='^(PASS|FAIL|skip|pao-cuda|gpgpusim-repro|[0-9]+ passed|wrote |case |  [a-z0-9_]+\.|  note|decode-|prefix-)'
 die() { echo "tools/gpgpusim/run.sh: error: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in

@@ -34,7 +34,12 @@ int run_diff(int argc, char** argv) {
       "  nmse, mean ulp   the errors' energy and mean ulps against the oracle kernel's (per tensor; per\n"
       "                   row for f16/bf16)\n"
       "Goldens are checked first: manifest sha256 and the invariants of attention (pao verify).\n"
-      "Exit status: 0 all pass, 1 a mismatch, 2 bad input.\n\n"
+      "A required output ACTUAL lacks fails (every final output of an attention case: out, v1.out, "
+      "v2.out, prefix.out;\n"
+      "either cache of reshape_and_cache); optional ones (V2's partials) are listed as not compared.\n"
+      "A golden folder that lacks cases of its suite (a killed pao golden, a shard not yet run) is refused.\n"
+      "Exit status: 0 all pass, 1 a mismatch or nothing compared, 2 bad input (an incomplete golden folder "
+      "too).\n\n"
       "examples:\n"
       "  pao diff goldens/smoke vendor_out/ --json report.json --junit report.xml\n"
       "  pao diff case.safetensors vendor_case.safetensors --reduce --policy v2.exp_sums:rtol=1e-5",
@@ -86,7 +91,8 @@ int run_diff(int argc, char** argv) {
     text.max_rows = max_rows;
     std::fputs(diff::render_text(report, text).c_str(), stdout);
   }
-  return report.failed() == 0 ? 0 : 1;
+  // Nothing compared is never a pass: a vendor CI that compared nothing must not go green.
+  return report.failed() == 0 && report.compared() > 0 ? 0 : 1;
 }
 
 }  // namespace pao::cli

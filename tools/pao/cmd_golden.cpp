@@ -68,7 +68,9 @@ int run_golden(int argc, char** argv) {
   app.add_option("--suite", suite, "suite name in data/cases (or a suite .json path)");
   app.add_option("--out", out_dir, "output folder");
   app.add_flag("--full", full, "the suite's full product instead of its pairwise cover");
-  app.add_option("--shard", shard_text, "i/N: only this machine's share of the suite (0 <= i < N)");
+  app.add_option("--shard", shard_text,
+                 "i/N: only this machine's share of the suite (0 <= i < N); auto: i and N from a Slurm job "
+                 "array or a Kubernetes Indexed Job (docs/cluster.md)");
   app.add_option("--jobs,-j", jobs, "cases generated at once (OpenMP threads are divided among them)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
@@ -108,13 +110,10 @@ int run_golden(int argc, char** argv) {
   require(!full || !suite.empty(), "--full applies to --suite");
 
   std::vector<cases::Case> cases;
-  std::optional<cases::Shard> shard;
   if (!suite.empty()) {
     cases = cases::expand_suite(cases::find_suite(suite, cases::cases_dir()), full);
-    if (!shard_text.empty()) {
-      shard = cases::parse_shard(shard_text);
-      cases = cases::select_shard(cases, *shard);
-    }
+    require(!cases.empty(), "--suite ", suite,
+            ": selects no case (its exclude rules remove every case of its grids): nothing to write");
   } else {
     require(shard_text.empty(), "--shard applies to --suite");
     for (const auto& f : case_files) cases.push_back(cases::load_case_file(f));
@@ -125,6 +124,13 @@ int run_golden(int argc, char** argv) {
                                 "p" + std::to_string(partition_size));
     if (vllm_faithful && !c.vllm_faithful && !cases::vllm_incompatibilities(c).empty())
       c = cases::override_field(c, "vllm_faithful", "true", "vllmfaithful");
+  }
+  std::vector<std::string> suite_cases;  // the whole run, before sharding: what a complete folder holds
+  for (const auto& c : cases) suite_cases.push_back(c.id);
+  std::optional<cases::Shard> shard;
+  if (!shard_text.empty()) {
+    shard = cases::resolve_shard(shard_text);
+    cases = cases::select_shard(cases, *shard);
   }
   if (list) {
     for (const auto& c : cases) std::printf("%s\n", c.id.c_str());
@@ -141,6 +147,7 @@ int run_golden(int argc, char** argv) {
   options.suite = suite.empty() ? "" : fs::path(suite).stem().string();
   options.full = full;
   options.shard = shard;
+  options.suite_cases = suite_cases;
   options.outputs = outputs;
   // The flags that shape the goldens, for the regenerate hint of a damaged file.
   auto record = [&](const std::string& flag) {
@@ -176,8 +183,11 @@ int run_golden(int argc, char** argv) {
     std::fprintf(stderr, "failed: %s: %s\n", id.c_str(), message.c_str());
   print_vllm_notes(cases);
   if (shard) {
-    std::printf("when all %d shards are done: pao golden --merge-manifests %s\n", shard->count,
-                out_dir.c_str());
+    std::printf(
+        "shard %d of %d (%zu of the suite's %zu cases); pao verify / pao diff %s read every shard's "
+        "manifest and name the shards still missing; once all are done, pao golden --merge-manifests %s "
+        "folds them into manifest.json\n",
+        shard->index, shard->count, cases.size(), suite_cases.size(), out_dir.c_str(), out_dir.c_str());
   }
   return result.failures.empty() ? 0 : 2;
 }

@@ -57,7 +57,8 @@ int run_verify(int argc, char** argv) {
       "              the oracle's kernel outputs within M (4u + 2^-20) of out_exact; non-empty V2\n"
       "              partitions with finite max_logits and exp_sums >= 1, empty ones -inf / 0 / 0\n"
       "  recompute   (--recompute) each golden rebuilt from its case, bit for bit (as slow as pao golden)\n"
-      "Exit status: 0 every golden sound, 1 one is not, 2 bad input.\n\n"
+      "A folder that lacks cases of its suite (a killed pao golden, a shard not yet run) is refused.\n"
+      "Exit status: 0 every golden sound, 1 one is not (or none to verify), 2 bad input.\n\n"
       "examples:\n"
       "  pao verify out/golden\n"
       "  pao verify out/golden/decode-h4x4-d64-b16-f16-auto-p128-n3-L300-s0.safetensors --recompute",
@@ -72,6 +73,8 @@ int run_verify(int argc, char** argv) {
   require(fs::exists(golden), golden, ": no such file or folder");
   const bool one = fs::is_regular_file(golden) || fs::exists(fs::path(golden) / "meta.json");
   const golden::GoldenFolder folder = one ? golden::golden_of_one(golden) : golden::list_goldens(golden);
+  golden::require_complete(
+      folder);  // an incomplete folder is bad input: its missing cases were never checked
   std::int64_t sound = 0, unsound = 0;
   for (const auto& ref : folder.cases) {
     const golden::GoldenCheck c = golden::verify_golden(folder, ref, recompute);
@@ -79,10 +82,11 @@ int run_verify(int argc, char** argv) {
     std::fflush(stdout);
     (c.ok() ? sound : unsound) += 1;
   }
-  std::printf("%lld sound, %lld not sound%s\n", static_cast<long long>(sound),
+  std::printf("%lld sound, %lld not sound%s%s\n", static_cast<long long>(sound),
               static_cast<long long>(unsound),
-              folder.manifest ? "" : " (no manifest.json: hashes not checked)");
-  return unsound == 0 ? 0 : 1;
+              folder.manifest ? "" : " (no manifest.json: hashes and completeness not checked)",
+              sound + unsound == 0 ? "; nothing was verified, which is not a pass" : "");
+  return unsound == 0 && sound > 0 ? 0 : 1;
 }
 
 }  // namespace pao::cli

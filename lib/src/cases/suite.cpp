@@ -2,7 +2,6 @@
 #include "pao/cases/suite.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -205,28 +204,6 @@ std::filesystem::path find_suite(std::string_view name_or_path, const std::files
   }
   fail("suite '", s, "' not found in ", cases_dir.string(),
        " (known suites: ", known.empty() ? "none" : known, ")");
-}
-
-Shard parse_shard(std::string_view text) {
-  const auto slash = text.find('/');
-  Shard shard;
-  auto parse_int = [&](std::string_view part, std::int32_t& out) {
-    const auto res = std::from_chars(part.data(), part.data() + part.size(), out);
-    return res.ec == std::errc() && res.ptr == part.data() + part.size() && !part.empty();
-  };
-  if (slash == std::string_view::npos || !parse_int(text.substr(0, slash), shard.index) ||
-      !parse_int(text.substr(slash + 1), shard.count) || shard.count < 1 || shard.index < 0 ||
-      shard.index >= shard.count)
-    fail("--shard ", text, ": expected i/N with 0 <= i < N (e.g. 0/4 ... 3/4, as a Slurm array index)");
-  return shard;
-}
-
-std::vector<Case> select_shard(const std::vector<Case>& cases, const Shard& shard) {
-  std::vector<Case> out;
-  for (std::size_t k = static_cast<std::size_t>(shard.index); k < cases.size();
-       k += static_cast<std::size_t>(shard.count))
-    out.push_back(cases[k]);
-  return out;
 }
 
 }  // namespace pao::cases

@@ -63,7 +63,16 @@ CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const Diff
   }
   used.insert(fs::weakly_canonical(*actual));
   try {
-    return diff_case(ref.path, *actual, options);
+    CaseReport rep = diff_case(ref.path, *actual, options);
+    if (const auto message = vendor_error(actual_dir, ref.id)) {
+      used.insert(fs::weakly_canonical(actual_dir / (ref.id + ".error")));
+      std::string first_line = message->substr(0, message->find('\n'));
+      if (first_line.size() > 200) first_line = first_line.substr(0, 200) + " [...]";
+      rep.notes.push_back("ACTUAL also holds " + ref.id + ".error (\"" + first_line +
+                          "\"), ignored: the case's outputs were compared. Remove it if it is stale, or "
+                          "the outputs if the kernel failed after writing them");
+    }
+    return rep;
   } catch (const golden::UnsoundGolden&) {
     throw;
   } catch (const Error& e) {
@@ -124,8 +133,13 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
     }
     folder.cases = std::move(selected);
   }
-  // Every golden is checked against its manifest before any is compared: a damaged suite is
-  // refused whole (exit 2), not half-diffed.
+  // Every golden is checked against its manifest before any is compared: a damaged or incomplete
+  // suite is refused whole (exit 2), not half-diffed.
+  golden::require_complete(folder, options.cases_glob);
+  if (!folder.completeness_unknown.empty())
+    report.notes.push_back("GOLDEN " + golden.string() +
+                           ": whether every case of its suite is there is not " +
+                           "known: " + folder.completeness_unknown);
   golden::require_golden_hashes(folder);
   for (const auto& ref : folder.cases) {
     ids.insert(ref.id);

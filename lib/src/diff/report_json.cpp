@@ -132,6 +132,9 @@ std::string render_json(const DiffReport& report) {
   j["passed"] = report.passed();
   j["failed"] = report.failed();
   j["not_run"] = report.not_run();
+  j["compared"] = report.compared();
+  j["not_compared"] = report.not_compared();
+  j["summary"] = summary_line(report);
   j["cases"] = ojson::array();
   j["tensors"] = ojson::array();
   for (const auto& c : report.cases) {
@@ -143,6 +146,7 @@ std::string render_json(const DiffReport& report) {
     cj["actual"] = c.actual.string();
     cj["passed"] = c.passed_count();
     cj["failed"] = c.failed_count();
+    cj["not_compared"] = c.not_compared;
     if (!c.error.empty()) cj["error"] = c.error;
     if (!c.reduce_verdict.empty()) cj["reduce_verdict"] = c.reduce_verdict;
     cj["notes"] = c.notes;

@@ -1,4 +1,5 @@
 // The human-readable diff report (pao/diff/report.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -159,6 +160,11 @@ std::string render_text(const DiffReport& report, const TextOptions& options) {
     os << "  golden " << c.golden.string() << "\n  actual " << c.actual.string() << "\n";
     if (!c.error.empty()) os << "  ERROR  " << c.error << "\n";
     for (const auto& t : c.tensors) tensor_text(os, t, options);
+    if (!c.not_compared.empty()) {
+      os << "  not compared (ACTUAL lacks them; the verdict is without them):";
+      for (std::size_t i = 0; i < c.not_compared.size(); ++i) os << (i ? ", " : " ") << c.not_compared[i];
+      os << "\n";
+    }
     if (!c.reduce_verdict.empty()) os << "  --reduce: " << c.reduce_verdict << "\n";
     for (const auto& n : c.notes) os << "  note: " << n << "\n";
     os << "\n";
@@ -183,6 +189,16 @@ std::string summary_line(const DiffReport& report) {
   } else if (report.not_run() > 0) {
     os << ", " << report.not_run() << " case(s) not run";
   }
+  if (report.not_compared() > 0) {
+    std::vector<std::string> names;  // distinct, in first-seen order
+    for (const auto& c : report.cases)
+      for (const auto& n : c.not_compared)
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    os << "; not compared: " << report.not_compared() << " tensor(s) ACTUAL lacks (";
+    for (std::size_t i = 0; i < names.size(); ++i) os << (i ? ", " : "") << names[i];
+    os << ")";
+  }
+  if (report.compared() == 0) os << "; nothing was compared, which is not a pass";
   return os.str();
 }
 

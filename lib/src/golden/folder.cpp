@@ -1,7 +1,11 @@
-// Listing a golden folder's cases (pao/golden/folder.hpp).
+// Listing a golden folder's cases and what it lacks (pao/golden/folder.hpp).
 #include "pao/golden/folder.hpp"
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "pao/core/error.hpp"
 #include "pao/golden/integrity.hpp"
@@ -11,14 +15,85 @@ namespace pao::golden {
 
 namespace fs = std::filesystem;
 
-GoldenFolder list_goldens(const fs::path& dir) {
+namespace {
+
+/// The shard manifests of `dir` by shard index (all of one shard count: else an error).
+std::map<std::int32_t, Manifest> read_shard_manifests(const fs::path& dir) {
+  std::map<std::int32_t, Manifest> shards;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("manifest-shard-") || !name.ends_with(".json")) continue;
+    Manifest m = read_manifest(entry.path());
+    require(m.shard.has_value(), entry.path().string(), ": a shard manifest without its \"shard\" field");
+    require(shards.empty() || shards.begin()->second.shard->count == m.shard->count, dir.string(),
+            " holds shard manifests of different shard counts (", shards.begin()->second.shard->count,
+            " and ", m.shard->count, ")");
+
+    shards.emplace(m.shard->index, std::move(m));
+  }
+  return shards;
+}
+
+/// The cases of `suite_cases` the folder lacks, each with the command that writes it: the
+/// manifest's own (plain runs), or shard (position mod N)'s.
+void find_missing(GoldenFolder& folder, const Manifest& m, const std::set<std::string>& held,
+                  std::int32_t shard_count) {
+  for (std::size_t pos = 0; pos < m.suite_cases.size(); ++pos) {
+    const std::string& id = m.suite_cases[pos];
+    if (held.count(id)) continue;
+    Manifest writer = m;
+    if (shard_count > 0)
+      writer.shard =
+          cases::Shard{static_cast<std::int32_t>(pos % static_cast<std::size_t>(shard_count)), shard_count};
+    folder.missing.push_back({id, golden_command(writer, folder.dir)});
+  }
+}
+
+GoldenFolder from_manifest(const fs::path& dir, Manifest manifest, std::int32_t shard_count) {
   GoldenFolder folder;
   folder.dir = dir;
-  if (fs::exists(dir / "manifest.json")) {
-    folder.manifest = read_manifest(dir / "manifest.json");
-    for (const auto& e : folder.manifest->entries) folder.cases.push_back({e.id, dir / e.file});
-    return folder;
+  std::set<std::string> held;
+  for (const auto& e : manifest.entries) {
+    folder.cases.push_back({e.id, dir / e.file});
+    held.insert(e.id);
   }
+  if (manifest.suite_cases.empty())
+    folder.completeness_unknown = "its manifest does not list its run's cases (written by an older pao)";
+  else
+    find_missing(folder, manifest, held, shard_count);
+  folder.manifest = std::move(manifest);
+  return folder;
+}
+
+/// The union of a folder's shard manifests, as one manifest without a shard.
+GoldenFolder from_shard_manifests(const fs::path& dir, std::map<std::int32_t, Manifest> shards) {
+  Manifest all = shards.begin()->second;
+  const std::int32_t count = all.shard->count;
+  all.shard.reset();
+  all.entries.clear();
+  for (const auto& [index, part] : shards) {
+    for (const auto& id : part.suite_cases)  // shards of one suite list the same ids; a union otherwise
+      if (std::find(all.suite_cases.begin(), all.suite_cases.end(), id) == all.suite_cases.end())
+        all.suite_cases.push_back(id);
+    for (const auto& e : part.entries) {
+      const ManifestEntry* prev = all.find(e.id);
+      require(!prev || (prev->sha256 == e.sha256 && prev->file == e.file), "case ", e.id, " is in two shard ",
+              "manifests of ", dir.string(), " with different contents");
+      all.upsert(e);
+    }
+  }
+  return from_manifest(dir, std::move(all), count);
+}
+
+}  // namespace
+
+GoldenFolder list_goldens(const fs::path& dir) {
+  if (fs::exists(dir / "manifest.json")) return from_manifest(dir, read_manifest(dir / "manifest.json"), 0);
+  if (auto shards = read_shard_manifests(dir); !shards.empty())
+    return from_shard_manifests(dir, std::move(shards));
+  GoldenFolder folder;
+  folder.dir = dir;
+  folder.completeness_unknown = "it has no manifest";
   std::vector<fs::path> entries;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const fs::path& p = entry.path();
@@ -36,7 +111,7 @@ GoldenFolder list_goldens(const fs::path& dir) {
   }
   require(!folder.cases.empty(), dir.string(),
           ": no manifest.json and no goldens in it (expected <id>.safetensors files or "
-          "npy folders; shard manifests merge with `pao golden --merge-manifests DIR`)");
+          "npy folders)");
   return folder;
 }
 
@@ -53,6 +128,30 @@ GoldenFolder golden_of_one(const fs::path& golden) {
   require(it != file.metadata().end(), golden.string(), ": not a pao golden (no case_id in its metadata)");
   folder.cases.push_back({it->second, golden});
   return folder;
+}
+
+void require_complete(const GoldenFolder& folder, const std::string& glob) {
+  std::vector<const MissingCase*> missing;
+  for (const auto& m : folder.missing)
+    if (glob.empty() || ::fnmatch(glob.c_str(), m.id.c_str(), 0) == 0) missing.push_back(&m);
+  if (missing.empty()) return;
+  const std::size_t expected = folder.manifest ? folder.manifest->suite_cases.size() : 0;
+  std::string ids, commands;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    if (i < 4) ids += (i ? ", " : "") + missing[i]->id;
+    if (seen.insert(missing[i]->command).second && seen.size() <= 3)
+      commands += (seen.size() > 1 ? "; " : "") + missing[i]->command;
+  }
+  if (missing.size() > 4) ids += ", ...";
+  if (seen.size() > 3) commands += "; ... (" + std::to_string(seen.size()) + " shards in all)";
+  const std::string suite = folder.manifest && !folder.manifest->suite.empty()
+                                ? "suite '" + folder.manifest->suite + "'"
+                                : "its run";
+  fail(folder.dir.string(), ": incomplete: ", missing.size(), " of the ", expected, " cases of ", suite,
+       " are missing (", ids, "): the run that writes them was killed, ran out of disk, or has not run yet",
+       ". Complete it with: ", commands, " (pao golden resumes: only the missing cases are computed)",
+       glob.empty() ? "; or diff a subset on purpose with pao diff --cases GLOB" : "");
 }
 
 }  // namespace pao::golden

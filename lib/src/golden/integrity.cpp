@@ -44,14 +44,18 @@ std::optional<HashMismatch> golden_hash_mismatch(const fs::path& dir, const Mani
   return std::nullopt;
 }
 
-std::string regenerate_command(const Manifest& manifest, const fs::path& dir) {
-  if (manifest.suite.empty())
-    return "rerun the `pao golden --case ...` command that wrote " + dir.string() + " with --force";
+std::string golden_command(const Manifest& manifest, const fs::path& dir) {
+  if (manifest.suite.empty()) return "rerun the `pao golden --case ...` command that wrote " + dir.string();
   std::string cmd = "pao golden --suite " + manifest.suite + (manifest.full ? " --full" : "");
   if (!manifest.golden_flags.empty()) cmd += " " + manifest.golden_flags;
   if (manifest.shard)
     cmd += " --shard " + std::to_string(manifest.shard->index) + "/" + std::to_string(manifest.shard->count);
-  return cmd + " --out " + dir.string() + " --force";
+  return cmd + " --out " + dir.string();
+}
+
+std::string regenerate_command(const Manifest& manifest, const fs::path& dir) {
+  if (manifest.suite.empty()) return golden_command(manifest, dir) + " with --force";
+  return golden_command(manifest, dir) + " --force";
 }
 
 void require_golden_hash(const fs::path& dir, const Manifest& manifest, const ManifestEntry& entry) {

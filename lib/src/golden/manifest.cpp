@@ -108,6 +108,7 @@ Manifest read_manifest(const fs::path& path) {
       m.shard = cases::Shard{j["shard"].at("index").get<std::int32_t>(),
                              j["shard"].at("count").get<std::int32_t>()};
     for (const auto& e : j.at("cases")) m.upsert(entry_from_json(e));
+    if (j.contains("suite_cases")) m.suite_cases = j["suite_cases"].get<std::vector<std::string>>();
     return m;
   } catch (const json::exception& e) {
     fail("manifest ", path.string(), ": malformed: ", e.what());
@@ -123,6 +124,7 @@ void write_manifest(const fs::path& path, const Manifest& m) {
   j["full"] = m.full;
   if (!m.golden_flags.empty()) j["golden_flags"] = m.golden_flags;
   if (m.shard) j["shard"] = {{"index", m.shard->index}, {"count", m.shard->count}};
+  if (!m.suite_cases.empty()) j["suite_cases"] = m.suite_cases;
   j["cases"] = json::array();
   for (const auto& e : m.entries) j["cases"].push_back(entry_to_json(e));
   const std::string text = j.dump(1) + "\n";
@@ -164,8 +166,12 @@ Manifest merge_shard_manifests(const fs::path& dir) {
       merged.suite = part.suite;
       merged.full = part.full;
       merged.golden_flags = part.golden_flags;
+      merged.suite_cases = part.suite_cases;
       first = false;
     }
+    for (const auto& id : part.suite_cases)  // shards of one suite list the same ids; a union otherwise
+      if (std::find(merged.suite_cases.begin(), merged.suite_cases.end(), id) == merged.suite_cases.end())
+        merged.suite_cases.push_back(id);
     require(
         part.suite == merged.suite && part.full == merged.full && part.golden_flags == merged.golden_flags,
         "merge: ", path.string(), " is from suite '", part.suite, "'", part.full ? " (full)" : "",

@@ -65,6 +65,15 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
   manifest.full = options.full;
   manifest.shard = options.shard;
   manifest.golden_flags = options.golden_flags;
+  // What the complete folder holds, recorded before the first case: a run killed half-way leaves a
+  // manifest that knows which cases are missing (golden/folder.hpp, require_complete).
+  std::vector<std::string> run_ids = options.suite_cases;
+  if (run_ids.empty())
+    for (const auto& c : cases) run_ids.push_back(c.id);
+  for (auto& id : run_ids)  // a folder that grows by several runs expects all of them
+    if (std::find(manifest.suite_cases.begin(), manifest.suite_cases.end(), id) == manifest.suite_cases.end())
+      manifest.suite_cases.push_back(std::move(id));
+  write_manifest(result.manifest_path, manifest);
 
   std::mutex mutex;  // guards manifest, result and on_event
   auto emit = [&](GoldenEvent e) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pao/cases/case.hpp"
+#include "pao/cases/shard.hpp"
 
 namespace pao::cases {
 
@@ -35,15 +36,5 @@ std::filesystem::path cases_dir();
 std::filesystem::path find_suite(std::string_view name_or_path, const std::filesystem::path& cases_dir);
 /// The suites in cases_dir, sorted by name.
 std::vector<SuiteInfo> list_suites(const std::filesystem::path& cases_dir);
-
-/// Shard i of N (0 <= i < N): cases whose position in the suite's order is i modulo N, so N
-/// machines split a sweep deterministically and the costs of long and short cases mix.
-struct Shard {
-  std::int32_t index = 0;
-  std::int32_t count = 1;
-};
-/// Parses "i/N". Throws pao::Error unless 0 <= i < N.
-Shard parse_shard(std::string_view text);
-std::vector<Case> select_shard(const std::vector<Case>& cases, const Shard& shard);
 
 }  // namespace pao::cases

@@ -51,12 +51,18 @@ struct CaseReport {
   std::filesystem::path golden, actual;
   std::vector<TensorReport> tensors;
   std::vector<std::string> notes;  // ignored tensors, dtype differences, --reduce remarks
-  std::string reduce_verdict;      // with --reduce
-  std::string error;               // the case could not be diffed (no ACTUAL for it, ...): it fails
-  bool not_run = false;            // --allow-missing: ACTUAL has no outputs for it (not counted)
+  /// Outputs of the case's kind that ACTUAL does not hold and that the verdict does without (V2's
+  /// partials, the other kernel's final output): listed, never passed. A required output that is
+  /// absent (every final output of an attention case, either cache of a cache write) is a failing
+  /// tensor instead.
+  std::vector<std::string> not_compared;
+  std::string reduce_verdict;  // with --reduce
+  std::string error;           // the case could not be diffed (no ACTUAL for it, ...): it fails
+  bool not_run = false;        // --allow-missing: ACTUAL has no outputs for it (not counted)
 
   std::int64_t passed_count() const;
-  std::int64_t failed_count() const;  // failing tensors, or 1 for a case with an error (0 if not run)
+  std::int64_t failed_count() const;    // failing tensors, or 1 for a case with an error (0 if not run)
+  std::int64_t compared_count() const;  // tensors whose values were compared (passing or failing)
   bool passed() const { return failed_count() == 0; }
 };
 
@@ -66,6 +72,9 @@ struct DiffReport {
   std::int64_t passed() const;
   std::int64_t failed() const;
   std::int64_t not_run() const;  // cases
+  /// Tensors whose values were compared. Zero is never a pass: `pao diff` exits 1 and says so.
+  std::int64_t compared() const;
+  std::int64_t not_compared() const;  // CaseReport::not_compared, over all cases
 };
 
 /// The canonical output name of a tensor name in ACTUAL, or "" if it is not an output.

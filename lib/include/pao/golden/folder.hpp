@@ -1,6 +1,9 @@
-// The cases of a golden folder: the entries of its manifest.json, or, without one, every
-// <id>.safetensors file and npy folder in it whose metadata names a case. `pao diff` and
-// `pao verify` read folders through it.
+// The cases of a golden folder: the entries of its manifest.json; without one, the union of its
+// shard manifests (manifest-shard-i-of-N.json, shards still being written or not yet merged); with
+// none, every <id>.safetensors file and npy folder in it whose metadata names a case. And whether
+// the folder is complete: the cases its run(s) should have written that it lacks (a killed or
+// disk-full `pao golden`, a shard that has not run). `pao diff` and `pao verify` read folders
+// through it and refuse an incomplete one.
 #pragma once
 
 #include <filesystem>
@@ -17,14 +20,32 @@ struct GoldenRef {
   std::filesystem::path path;
 };
 
-struct GoldenFolder {
-  std::filesystem::path dir;
-  std::optional<Manifest> manifest;  // DIR/manifest.json, when there is one
-  std::vector<GoldenRef> cases;      // manifest order, else sorted by file name
+struct MissingCase {
+  std::string id;
+  std::string command;  // the pao golden command that writes it (it resumes: only what is missing)
 };
 
-/// Throws pao::Error naming the folder when it holds no goldens, or its manifest is malformed.
+struct GoldenFolder {
+  std::filesystem::path dir;
+  /// DIR/manifest.json when there is one; else the union of the shard manifests (shard unset).
+  std::optional<Manifest> manifest;
+  std::vector<GoldenRef> cases;  // manifest order, else sorted by file name
+  /// The cases the manifest(s) say the folder's run holds (Manifest::suite_cases) that it does not
+  /// hold, in the suite's order.
+  std::vector<MissingCase> missing;
+  /// Why completeness could not be checked ("" when it was): no manifest, or one written by a pao
+  /// that did not record its suite's cases.
+  std::string completeness_unknown;
+};
+
+/// Throws pao::Error naming the folder when it holds no goldens, or a manifest is malformed, or
+/// two shard manifests disagree.
 GoldenFolder list_goldens(const std::filesystem::path& dir);
+
+/// Throws pao::Error (bad input: exit 2) when `folder` lacks cases of its run: how many, the first
+/// few ids and the commands that write them. With a non-empty `glob` (`pao diff --cases`: a
+/// subset on purpose) only missing cases whose id matches it count.
+void require_complete(const GoldenFolder& folder, const std::string& glob = "");
 
 /// One golden file or npy folder as a folder of one case: its id, and its folder's manifest when
 /// that lists it (so that its hash can be checked). Throws pao::Error if it is not a pao golden.

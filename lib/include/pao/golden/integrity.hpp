@@ -24,6 +24,10 @@ struct HashMismatch {
 std::optional<HashMismatch> golden_hash_mismatch(const std::filesystem::path& dir,
                                                  const ManifestEntry& entry);
 
+/// The command that writes a manifest's run into `dir` — and, as pao golden resumes, completes
+/// it: "pao golden --suite vllm --partition-size 256 --shard 1/3 --out DIR".
+std::string golden_command(const Manifest& manifest, const std::filesystem::path& dir);
+
 /// The command that rewrites a manifest's case, for error messages: "pao golden --suite vllm --out
 /// DIR --force" (or "--full"; "--case FILE" runs are named generically).
 std::string regenerate_command(const Manifest& manifest, const std::filesystem::path& dir);

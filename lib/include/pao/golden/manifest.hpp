@@ -34,6 +34,10 @@ struct Manifest {
   std::string
       golden_flags;  // pao golden's flags that shape the goldens ("--partition-size 256 --outputs exact")
   std::vector<ManifestEntry> entries;  // sorted by id
+  /// The ids of every case of the run the folder belongs to, in the suite's order, before any
+  /// sharding (a shard holds those at positions shard.index mod shard.count): what a complete
+  /// folder holds. Empty in manifests written before pao recorded it (completeness unknown).
+  std::vector<std::string> suite_cases;
 
   const ManifestEntry* find(const std::string& id) const;
   /// Inserts or replaces the entry with e.id, keeping the order.

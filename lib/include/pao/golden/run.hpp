@@ -36,7 +36,9 @@ struct GoldenRunOptions {
   std::string suite;      // recorded in the manifest
   bool full = false;
   std::optional<cases::Shard> shard;  // picks the manifest's name
-  OutputSelection outputs;            // which outputs each golden holds (--outputs)
+  /// The ids of the whole run before sharding (Manifest::suite_cases); empty: the ids of `cases`.
+  std::vector<std::string> suite_cases;
+  OutputSelection outputs;  // which outputs each golden holds (--outputs)
   /// The command-line flags that shaped the goldens ("--partition-size 256 --outputs exact"):
   /// recorded in the manifest for the regenerate hint.
   std::string golden_flags;

@@ -1,0 +1,40 @@
+// Shards: one machine's share of a suite. Shard i of N holds the cases at positions i mod N of
+// the suite's order, so N machines split a sweep deterministically and the costs of long and
+// short cases mix. `pao golden --shard auto` takes i and N from the job array of a cluster
+// engine (docs/cluster.md): Slurm job arrays or Kubernetes Indexed Jobs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "pao/cases/case.hpp"
+
+namespace pao::cases {
+
+struct Shard {
+  std::int32_t index = 0;
+  std::int32_t count = 1;
+};
+
+/// Parses "i/N". Throws pao::Error unless 0 <= i < N.
+Shard parse_shard(std::string_view text);
+std::vector<Case> select_shard(const std::vector<Case>& cases, const Shard& shard);
+
+/// A variable of the environment, or nullptr when unset (std::getenv, or a test's table).
+using EnvironmentLookup = std::function<const char*(const char*)>;
+
+/// This task's shard from a cluster's job-array environment:
+///   Slurm (sbatch --array=0-N-1 or any MIN-MAX with step 1): SLURM_ARRAY_TASK_ID, and
+///     SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MIN / SLURM_ARRAY_TASK_MAX; i = ID - MIN;
+///   Kubernetes Indexed Job: JOB_COMPLETION_INDEX, with N in PAO_SHARD_COUNT (the Job's
+///     `completions`, which Kubernetes does not export).
+/// Throws pao::Error naming the variables when neither is set, one is not a number, the array has
+/// a step or holes, or the index falls outside [0, N).
+Shard shard_from_environment(const EnvironmentLookup& getenv);
+
+/// `pao golden --shard`: "i/N", or "auto" for shard_from_environment(std::getenv).
+Shard resolve_shard(std::string_view text);
+
+}  // namespace pao::cases
