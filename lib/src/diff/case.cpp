@@ -150,10 +150,12 @@ void run_reduce(CaseReport& rep, const cases::Case& gc, const GoldenView& g, con
 
 /// A vendor whose V2 partitions differently (another partition_size) writes partials with another
 /// partition count: they cannot be compared element by element. Says so, drops them from
-/// `present`, and returns true; `out` is still compared.
-bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, const GoldenView& g,
-                             const golden::TensorFile& actual, std::map<std::string, std::string>& present) {
-  if (!kinds::kind_of(gc).traits().partitioned) return false;
+/// `present`, and returns the names dropped (none: the partials are comparable); `out` is still
+/// compared.
+std::vector<std::string> drop_other_partitioning(CaseReport& rep, const cases::Case& gc, const GoldenView& g,
+                                                 const golden::TensorFile& actual,
+                                                 std::map<std::string, std::string>& present) {
+  if (!kinds::kind_of(gc).traits().partitioned) return {};
   const std::int64_t golden_partitions = cases::max_num_partitions(gc);
   std::int64_t vendor_partitions = -1;
   for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
@@ -161,13 +163,13 @@ bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, const Golde
     const Shape shape = actual.read(present.at(n)).shape();
     const Shape& want = g.tensor(n).shape();
     if (shape.size() != want.size() || shape.size() < 3)
-      return false;  // a shape error: compare_tensor reports it
+      return {};  // a shape error: compare_tensor reports it
     for (std::size_t d = 0; d < shape.size(); ++d)
-      if (d != 2 && shape[d] != want[d]) return false;
-    if (shape[2] == golden_partitions) return false;
+      if (d != 2 && shape[d] != want[d]) return {};
+    if (shape[2] == golden_partitions) return {};
     vendor_partitions = shape[2];
   }
-  if (vendor_partitions < 0) return false;
+  if (vendor_partitions < 0) return {};
   std::ostringstream note;
   note << "ACTUAL's partials hold " << vendor_partitions << " partitions per (seq, head), the golden's "
        << golden_partitions << " (partition_size " << gc.partition_size << ", max_seq_len " << gc.max_seq_len
@@ -175,8 +177,10 @@ bool drop_other_partitioning(CaseReport& rep, const cases::Case& gc, const Golde
           "outputs. To compare them, write goldens with the vendor's partition size: pao golden "
           "--partition-size N";
   rep.notes.push_back(note.str());
-  for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) present.erase(n);
-  return true;
+  std::vector<std::string> dropped;
+  for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"})
+    if (present.erase(n) > 0) dropped.emplace_back(n);
+  return dropped;
 }
 
 /// A required output ACTUAL lacks, as a failing tensor: never a pass.
@@ -204,6 +208,7 @@ void account_absent_outputs(CaseReport& rep, const kinds::KernelKind& kind,
                             ") in ACTUAL, only intermediates: the attention's result was not checked"));
   for (const auto& name : comparable_outputs(kind)) {
     if (present.count(name)) continue;
+    if (std::find(dropped_partials.begin(), dropped_partials.end(), name) != dropped_partials.end()) continue;
     // `out` is whichever kernel's final output the vendor wrote: never missing on its own.
     if (is_final_output(kind, name) &&
         (name == finals.front() || present.count(finals.front()) || !any_final))
@@ -365,11 +370,8 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
          "); it has: ", join(actual.names()));
   }
 
-  std::vector<std::string> dropped_partials;
-  for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"})
-    if (present.count(n)) dropped_partials.emplace_back(n);
-  const bool other_partitioning = drop_other_partitioning(rep, gc, g, actual, present);
-  if (!other_partitioning) dropped_partials.clear();
+  const std::vector<std::string> dropped_partials = drop_other_partitioning(rep, gc, g, actual, present);
+  const bool other_partitioning = !dropped_partials.empty();
   std::optional<golden::GoldenTensors> whole_golden;  // read once, only to name a failure
   for (const auto& name : comparable_outputs(kind)) {
     if (!present.count(name)) continue;

@@ -4,7 +4,6 @@
 #include <fnmatch.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "pao/core/error.hpp"
@@ -16,23 +15,6 @@ namespace pao::golden {
 namespace fs = std::filesystem;
 
 namespace {
-
-/// The shard manifests of `dir` by shard index (all of one shard count: else an error).
-std::map<std::int32_t, Manifest> read_shard_manifests(const fs::path& dir) {
-  std::map<std::int32_t, Manifest> shards;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with("manifest-shard-") || !name.ends_with(".json")) continue;
-    Manifest m = read_manifest(entry.path());
-    require(m.shard.has_value(), entry.path().string(), ": a shard manifest without its \"shard\" field");
-    require(shards.empty() || shards.begin()->second.shard->count == m.shard->count, dir.string(),
-            " holds shard manifests of different shard counts (", shards.begin()->second.shard->count,
-            " and ", m.shard->count, ")");
-
-    shards.emplace(m.shard->index, std::move(m));
-  }
-  return shards;
-}
 
 /// The cases of `suite_cases` the folder lacks, each with the command that writes it: the
 /// manifest's own (plain runs), or shard (position mod N)'s.
@@ -65,32 +47,19 @@ GoldenFolder from_manifest(const fs::path& dir, Manifest manifest, std::int32_t 
   return folder;
 }
 
-/// The union of a folder's shard manifests, as one manifest without a shard.
-GoldenFolder from_shard_manifests(const fs::path& dir, std::map<std::int32_t, Manifest> shards) {
-  Manifest all = shards.begin()->second;
-  const std::int32_t count = all.shard->count;
-  all.shard.reset();
-  all.entries.clear();
-  for (const auto& [index, part] : shards) {
-    for (const auto& id : part.suite_cases)  // shards of one suite list the same ids; a union otherwise
-      if (std::find(all.suite_cases.begin(), all.suite_cases.end(), id) == all.suite_cases.end())
-        all.suite_cases.push_back(id);
-    for (const auto& e : part.entries) {
-      const ManifestEntry* prev = all.find(e.id);
-      require(!prev || (prev->sha256 == e.sha256 && prev->file == e.file), "case ", e.id, " is in two shard ",
-              "manifests of ", dir.string(), " with different contents");
-      all.upsert(e);
-    }
-  }
-  return from_manifest(dir, std::move(all), count);
-}
-
 }  // namespace
 
 GoldenFolder list_goldens(const fs::path& dir) {
   if (fs::exists(dir / "manifest.json")) return from_manifest(dir, read_manifest(dir / "manifest.json"), 0);
-  if (auto shards = read_shard_manifests(dir); !shards.empty())
-    return from_shard_manifests(dir, std::move(shards));
+  if (const auto shards = read_shard_manifests(dir); !shards.empty()) {
+    Manifest all;
+    try {
+      all = union_of_shards(shards);
+    } catch (const Error& e) {
+      fail(dir.string(), ": its shard manifests disagree: ", e.what());
+    }
+    return from_manifest(dir, std::move(all), shards.begin()->second.shard->count);
+  }
   GoldenFolder folder;
   folder.dir = dir;
   folder.completeness_unknown = "it has no manifest";

@@ -77,6 +77,11 @@ const ManifestEntry* Manifest::find(const std::string& id) const {
   return it != entries.end() && it->id == id ? &*it : nullptr;
 }
 
+void Manifest::expect_cases(const std::vector<std::string>& ids) {
+  for (const auto& id : ids)
+    if (std::find(suite_cases.begin(), suite_cases.end(), id) == suite_cases.end()) suite_cases.push_back(id);
+}
+
 void Manifest::upsert(ManifestEntry e) {
   auto it = std::lower_bound(entries.begin(), entries.end(), e.id,
                              [](const ManifestEntry& x, const std::string& key) { return x.id < key; });
@@ -131,21 +136,54 @@ void write_manifest(const fs::path& path, const Manifest& m) {
   write_file_atomically(path, std::as_bytes(std::span(text.data(), text.size())));
 }
 
-Manifest merge_shard_manifests(const fs::path& dir) {
-  std::map<std::int32_t, fs::path> shards;
-  std::int32_t count = 0;
+std::map<std::int32_t, Manifest> read_shard_manifests(const fs::path& dir) {
+  std::map<std::int32_t, Manifest> shards;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const auto parsed = parse_shard_manifest_name(entry.path().filename().string());
     if (!parsed) continue;
     const auto [i, n] = *parsed;
-    require(count == 0 || count == n, "merge: ", dir.string(),
-            " holds shard manifests of different shard counts (", count, " and ", n, ")");
-    count = n;
-    shards[i] = entry.path();
+    require(shards.empty() || shards.begin()->second.shard->count == n, dir.string(),
+            " holds shard manifests of different shard counts (", shards.begin()->second.shard->count,
+            " and ", n, ")");
+    Manifest m = read_manifest(entry.path());
+    m.shard = cases::Shard{i, n};  // the name says which shard it is
+    shards.emplace(i, std::move(m));
   }
-  require(ec.value() == 0, "merge: cannot read the folder ", dir.string(), ": ", ec.message());
-  require(count > 0, "merge: no manifest-shard-*-of-*.json in ", dir.string());
+  require(ec.value() == 0, "cannot read the folder ", dir.string(), ": ", ec.message());
+  return shards;
+}
+
+Manifest union_of_shards(const std::map<std::int32_t, Manifest>& shards) {
+  require(!shards.empty(), "union_of_shards: no shard manifest");
+  const auto& [first_index, first] = *shards.begin();
+  Manifest all;
+  all.suite = first.suite;
+  all.full = first.full;
+  all.golden_flags = first.golden_flags;
+  std::map<std::string, std::int32_t> owner;
+  for (const auto& [i, part] : shards) {
+    const std::string name = manifest_file_name(part.shard);
+    require(part.suite == all.suite && part.full == all.full && part.golden_flags == all.golden_flags, name,
+            " is from suite '", part.suite, "'", part.full ? " (full)" : "", " with flags '",
+            part.golden_flags, "' but shard ", first_index, " is from '", all.suite, "'",
+            all.full ? " (full)" : "", " with flags '", all.golden_flags, "'");
+    all.expect_cases(part.suite_cases);
+    for (const auto& e : part.entries) {
+      auto [it, inserted] = owner.emplace(e.id, i);
+      if (!inserted)
+        require(same_contents(*all.find(e.id), e), "case ", e.id, " is in shards ", it->second, " and ", i,
+                " with different contents");
+      all.upsert(e);
+    }
+  }
+  return all;
+}
+
+Manifest merge_shard_manifests(const fs::path& dir) {
+  const std::map<std::int32_t, Manifest> shards = read_shard_manifests(dir);
+  require(!shards.empty(), "merge: no manifest-shard-*-of-*.json in ", dir.string());
+  const std::int32_t count = shards.begin()->second.shard->count;
   std::string missing;
   for (std::int32_t i = 0; i < count; ++i)
     if (!shards.count(i)) {
@@ -154,39 +192,20 @@ Manifest merge_shard_manifests(const fs::path& dir) {
     }
   require(missing.empty(), "merge: shards ", missing, " of ", count, " have no manifest in ", dir.string(),
           " (still running, or failed?)");
-
   Manifest merged;
   if (fs::exists(dir / "manifest.json")) merged = read_manifest(dir / "manifest.json");
-  merged.shard.reset();
-  std::map<std::string, std::int32_t> owner;
-  bool first = true;
-  for (const auto& [i, path] : shards) {
-    const Manifest part = read_manifest(path);
-    if (first) {
-      merged.suite = part.suite;
-      merged.full = part.full;
-      merged.golden_flags = part.golden_flags;
-      merged.suite_cases = part.suite_cases;
-      first = false;
-    }
-    for (const auto& id : part.suite_cases)  // shards of one suite list the same ids; a union otherwise
-      if (std::find(merged.suite_cases.begin(), merged.suite_cases.end(), id) == merged.suite_cases.end())
-        merged.suite_cases.push_back(id);
-    require(
-        part.suite == merged.suite && part.full == merged.full && part.golden_flags == merged.golden_flags,
-        "merge: ", path.string(), " is from suite '", part.suite, "'", part.full ? " (full)" : "",
-        " with flags '", part.golden_flags, "' but shard ", shards.begin()->first, " is from '", merged.suite,
-        "'", merged.full ? " (full)" : "", " with flags '", merged.golden_flags, "'");
-    for (const auto& e : part.entries) {
-      auto [it, inserted] = owner.emplace(e.id, i);
-      if (!inserted) {
-        const ManifestEntry* prev = merged.find(e.id);
-        require(prev && same_contents(*prev, e), "merge: case ", e.id, " is in shards ", it->second, " and ",
-                i, " with different contents");
-      }
-      merged.upsert(e);
-    }
+  Manifest all;
+  try {
+    all = union_of_shards(shards);
+  } catch (const Error& e) {
+    fail("merge: ", dir.string(), ": ", e.what());
   }
+  merged.shard.reset();
+  merged.suite = all.suite;
+  merged.full = all.full;
+  merged.golden_flags = all.golden_flags;
+  merged.expect_cases(all.suite_cases);
+  for (auto& e : all.entries) merged.upsert(std::move(e));
   write_manifest(dir / "manifest.json", merged);
   return merged;
 }

@@ -70,9 +70,7 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
   std::vector<std::string> run_ids = options.suite_cases;
   if (run_ids.empty())
     for (const auto& c : cases) run_ids.push_back(c.id);
-  for (auto& id : run_ids)  // a folder that grows by several runs expects all of them
-    if (std::find(manifest.suite_cases.begin(), manifest.suite_cases.end(), id) == manifest.suite_cases.end())
-      manifest.suite_cases.push_back(std::move(id));
+  manifest.expect_cases(run_ids);
   write_manifest(result.manifest_path, manifest);
 
   std::mutex mutex;  // guards manifest, result and on_event

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct Manifest {
   const ManifestEntry* find(const std::string& id) const;
   /// Inserts or replaces the entry with e.id, keeping the order.
   void upsert(ManifestEntry e);
+  /// Appends to suite_cases the ids it lacks, in their order: a folder that grows by several runs,
+  /// or the shards of one suite, expect all of them.
+  void expect_cases(const std::vector<std::string>& ids);
 };
 
 /// "manifest.json", or "manifest-shard-<i>-of-<N>.json".
@@ -50,6 +54,15 @@ std::string manifest_file_name(const std::optional<cases::Shard>& shard);
 /// Throws pao::Error naming the file for unreadable or malformed manifests.
 Manifest read_manifest(const std::filesystem::path& path);
 void write_manifest(const std::filesystem::path& path, const Manifest& manifest);
+
+/// DIR's shard manifests (manifest-shard-<i>-of-<N>.json) by shard index; none: empty. Throws
+/// pao::Error if they are of different shard counts, or one is malformed.
+std::map<std::int32_t, Manifest> read_shard_manifests(const std::filesystem::path& dir);
+
+/// Shard manifests as one manifest without a shard: their entries and suite_cases. Throws
+/// pao::Error if they disagree on the suite, --full or the flags, or two hold one id with different
+/// contents.
+Manifest union_of_shards(const std::map<std::int32_t, Manifest>& shards);
 
 /// Folds DIR/manifest-shard-*-of-N.json into DIR/manifest.json (entries of an existing
 /// manifest.json that no shard holds are kept). Throws pao::Error if the shards disagree on N or
