@@ -210,6 +210,12 @@ def main(argv=None):
     pao = find_pao(args.pao)
 
     outputs = pathlib.Path(args.outputs)
+    # The outputs never go into a golden folder: they would replace the goldens they are judged by.
+    if outputs.resolve() == pathlib.Path(args.goldens).resolve() or (outputs / "manifest.json").exists():
+        print(f"vendor_harness: error: OUTPUTS {outputs} is a golden folder (it holds manifest.json, or is "
+              f"GOLDENS): writing the vendor's outputs there would overwrite the goldens; give another folder",
+              file=sys.stderr)
+        return 2
     outputs.mkdir(parents=True, exist_ok=True)
     ran = failed = 0
     for case, tensors in for_each_case(args.goldens, args.cases):

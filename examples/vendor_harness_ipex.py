@@ -34,6 +34,7 @@ repository). Exit status: pao golden's when it fails, else pao diff's (0 all pas
 
 import argparse
 import fnmatch
+import importlib.util
 import io
 import json
 import math
@@ -665,9 +666,15 @@ def main(argv=None):
                              "checked against pao on every case, then against IPEX, with alternatives, "
                              "on each FAIL")
     args = parser.parse_args(argv)
+    # A missing dependency is bad input (exit 2), not a mismatch (1): said before any golden is written.
+    needs = ("this harness needs torch, safetensors and intel-extension-for-pytorch (docs/vendor-guide.md: "
+             "a venv outside the repository)")
     if torch is None:
-        raise SystemExit(f"vendor_harness_ipex: {TORCH_MISSING}: this harness needs torch, safetensors and "
-                         "intel-extension-for-pytorch (docs/vendor-guide.md: a venv outside the repository)")
+        print(f"vendor_harness_ipex: error: {TORCH_MISSING}: {needs}", file=sys.stderr)
+        return 2
+    if importlib.util.find_spec("intel_extension_for_pytorch") is None:
+        print(f"vendor_harness_ipex: error: intel_extension_for_pytorch is not installed: {needs}", file=sys.stderr)
+        return 2
 
     pao = find_pao(args.pao)
     goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
@@ -679,7 +686,12 @@ def main(argv=None):
         print(summary[-1] if r.returncode == 0 and summary else r.stdout + r.stderr)
         if r.returncode != 0:
             return r.returncode
-    mod = ipex()
+    try:
+        mod = ipex()
+    except Exception as e:   # installed but not importable (a torch it was not built for, say)
+        print(f"vendor_harness_ipex: error: intel_extension_for_pytorch does not import: "
+              f"{type(e).__name__}: {first_lines(e)}", file=sys.stderr)
+        return 2
     print(f"torch {torch.__version__}, intel_extension_for_pytorch {mod.__version__}, "
           f"{torch.get_num_threads()} threads", flush=True)
     outputs.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 # The exit status of every `pao` subcommand: 0 success (and --help), 1 a negative result (a
 # mismatch, an unsound golden, a missed bug), 2 bad input or usage. Usage: exit_codes.sh PAO
 set -u
-pao=$1
+pao=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: some checks run from another folder
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -109,7 +109,7 @@ cp -r "$tmp/three" "$tmp/cut"
 python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['cases']=m['cases'][:1]; json.dump(m,open(p,'w'))" \
   "$tmp/cut/manifest.json"
 expect 2 diff "$tmp/cut" "$tmp/three"
-says stderr "incomplete: 2 of the 3 cases of suite 'three' are missing"
+says stderr "incomplete: 2 of the 3 cases of suite '$tmp/three.json' are missing"
 expect 2 verify "$tmp/cut"
 
 # audit
@@ -117,6 +117,58 @@ expect 0 audit --suite "$tmp/suite.json" --mutations last_token_dropped,independ
 expect 2 audit --suite "$tmp/suite.json" --mutations typo
 expect 1 audit --suite "$tmp/suite.json" --mutations last_token_dropped --policy '*:k=1e9,local=0,distributional=0'
 
+
+# usage errors read like every other error (issue 26)
+expect 2 golden --case "$tmp" --out "$tmp/x"
+says stderr "pao golden: error: --case: File is actually a directory"
+expect 2 diff "$tmp/g" "$tmp/ok" --max-rows -1
+says stderr "pao diff: error:"
+# a case too large for the machine is refused before anything is allocated; the limit can be raised
+cat >"$tmp/huge.json" <<'JSON'
+{"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "seq_lens": [2000000000]}
+JSON
+expect 2 golden --case "$tmp/huge.json" --out "$tmp/huge"
+says stderr "needs about"
+expect 2 golden --case "$tmp/case.json" --out "$tmp/small" --memory-limit 1M
+says stderr "above the 1.0 MB that --memory-limit allows"
+expect 2 golden --case "$tmp/case.json" --out "$tmp/small" --memory-limit lots
+expect 0 golden --case "$tmp/case.json" --out "$tmp/small" --memory-limit 0
+expect 2 sim run --kernel v2 --seq-len 2000000000
+says stderr "CTAs) needs about"
+expect 2 sim run --num-seqs 0
+says stderr "must be >= 1"
+# --vllm-faithful: the metadata's window is the one the outputs computed; listed as computed as vLLM does
+cat >"$tmp/win.json" <<'JSON'
+{"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "seq_lens": [40], "sliding_window": 16}
+JSON
+expect 0 golden --case "$tmp/win.json" --vllm-faithful --out "$tmp/faithful"
+says stdout "computed as vLLM's kernels do"
+# --partition-size: the id names one partition size
+expect 0 golden --case "$tmp/case.json" --partition-size 64 --list
+if grep -q -- "-p32-" "$tmp/stdout"; then echo "FAIL: the id names two partition sizes"; failures=$((failures + 1))
+else echo "ok:   the id names one partition size"; fi
+# a folder holding two suites: a damaged case's hint names its own suite, by the path it was given
+expect 0 golden --suite "$tmp/suite.json" --out "$tmp/mixed"
+expect 0 golden --suite "$tmp/three.json" --out "$tmp/mixed"
+first=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print([c['file'] for c in m['cases'] if 'suite.json' in c.get('command','')][0])" "$tmp/mixed/manifest.json")
+printf 'x' >>"$tmp/mixed/$first"
+expect 2 diff "$tmp/mixed" "$tmp/mixed"
+says stderr "regenerate it: pao golden --suite $tmp/suite.json --out $tmp/mixed --force"
+# Ctrl-C: the line that says how to resume, exit 130
+cat >"$tmp/slow.json" <<'JSON'
+{"suite": "slow", "description": "long enough to interrupt", "grids": [{"name": "g", "fixed": {"num_heads": 8,
+ "num_kv_heads": 2, "head_size": 128, "dtype": "f32"}, "axes": {"seq_lens": [[60000], [60001], [60002], [60003]]}}]}
+JSON
+"$pao" golden --suite "$tmp/slow.json" --out "$tmp/slow" >"$tmp/stdout" 2>"$tmp/stderr" &
+pid=$!
+for _ in $(seq 100); do [ -f "$tmp/slow/manifest.json" ] && break; sleep 0.1; done
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+got=$?
+if [ "$got" = 130 ]; then echo "ok:   130  pao golden interrupted"; else
+  echo "FAIL: pao golden interrupted exited $got, expected 130"; failures=$((failures + 1)); fi
+says stderr "interrupted; the cases already written are kept: rerun the same command to resume"
 
 # sim and example
 expect 2 sim
@@ -129,6 +181,14 @@ says stderr "did you mean bi-v100?"
 expect 0 sim sweep --device bi-v100 --kernels v1,v2:512 --axis seq-len=1024:4096:x2
 says stdout "len=swept"
 expect 0 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024
+# measurements resolve through the data folder, from any folder; --no-logo prints no LOGO ratio
+pushd "$tmp" >/dev/null
+expect 0 sim validate --device a100-40gb -m data/measurements/published-vllm.csv --no-logo
+popd >/dev/null
+if awk '/V1\/V2 time ratio/ {t=1; next} t && NF >= 4 {print $(NF-2)}' "$tmp/stdout" | grep -q "0.000"; then
+  echo "FAIL: --no-logo printed a LOGO ratio"; failures=$((failures + 1)); else echo "ok:   --no-logo prints no LOGO ratio"; fi
+expect 2 sim validate --device a100-40gb -m no-such-measurements.csv
+says stderr "looked in the current folder"
 expect 2 example --dtype f8
 says stderr "expected f32, f16 or bf16"
 expect 2 example --partition-size 100

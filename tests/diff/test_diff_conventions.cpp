@@ -167,10 +167,16 @@ TEST_CASE("vllm_compatible: V1/V2 with a window, prefix with ALiBi and a window,
     CHECK(w.g.metadata.at("vllm_incompatible").find(e.reason) != std::string::npos);
     // The vLLM-faithful variant computes what vLLM does: here, what the case without the feature gives.
     const cases::Case faithful = cases::override_field(c, "vllm_faithful", "true", "vllmfaithful");
-    CHECK(faithful.id == c.id + "-vllmfaithful");
+    // Its derived id is derived again: the original's, with the "vllmfaithful" tag.
+    CHECK(faithful.id != c.id);
+    CHECK(faithful.id.find("-vllmfaithful-") != std::string::npos);
     const golden::GoldenTensors fg = golden::make_golden(faithful);
     CHECK(fg.metadata.at("vllm_compatible") == "true");
     CHECK(fg.metadata.at("vllm_faithful_dropped").find(e.reason) != std::string::npos);
+    // Its parameters say what its outputs computed: a harness applying them passes a correct kernel.
+    CHECK(fg.metadata.at("sliding_window") == "0");
+    CHECK(fg.metadata.at("soft_cap") == "0");
+    CHECK(w.g.metadata.at("sliding_window") == std::to_string(c.sliding_window));
     cases::Case without = c;
     without.sliding_window = 0;
     without.soft_cap = 0;
@@ -189,7 +195,10 @@ TEST_CASE("a vendor whose V2 partitions differently: partials not compared, out 
   // The vendor's V2 uses 128-token partitions: what `pao golden --partition-size 128` writes.
   const cases::Case p128 = cases::override_field(c, "partition_size", "128", "p128");
   CHECK(p128.partition_size == 128);
-  CHECK(p128.id == c.id + "-p128");
+  // The derived id names the new partition size only (not "...-p64-...-p128").
+  CHECK(c.id.find("-p64-") != std::string::npos);
+  CHECK(p128.id.find("-p128-") != std::string::npos);
+  CHECK(p128.id.find("p64") == std::string::npos);
   const golden::GoldenTensors vendor = golden::make_golden(p128);
   NamedTensorViews outputs = {{"out", vendor.find("v2.out")->view()},
                               {"tmp_out", vendor.find("v2.tmp_out")->view()},
@@ -218,6 +227,17 @@ TEST_CASE("a vendor whose V2 partitions differently: partials not compared, out 
   // An override is checked like a case file.
   CHECK_THROWS_WITH_AS(cases::override_field(c, "partition_size", "24", "p24"),
                        doctest::Contains("partition_size"), Error);
+  // An id the case gave is kept, with the suffix; drawn lengths keep their "n<count>-L<max>" form.
+  const cases::Case named = cases::parse_case(
+      R"({"id": "mine", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "seq_lens": [9]})",
+      "x");
+  CHECK(cases::override_field(named, "partition_size", "128", "p128").id == "mine-p128");
+  const cases::Case drawn = cases::parse_case(
+      R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "num_seqs": 3, "max_seq_len": 300})",
+      "x");
+  CHECK(drawn.id.ends_with("-n3-L300-s0"));
+  CHECK(cases::override_field(drawn, "partition_size", "64", "p64").id ==
+        drawn.id.substr(0, drawn.id.size() - std::string("-n3-L300-s0").size()) + "-p64-n3-L300-s0");
 }
 
 TEST_CASE("the conventions suite: every golden is sound and the oracle's own outputs pass it") {

@@ -237,3 +237,30 @@ def test_pao_diff_accepts_a_correct_vendor_and_locates_a_broken_one(goldens, tmp
     assert tensor["pattern"] == "single-block"  # partition 1 of seq 2 (33 tokens) is token 32 alone, in block 2
 
     assert pao("diff", golden_path, tmp_path / "missing.safetensors", check=False).returncode == 2
+
+
+def run_example(script, *args):
+    """An examples/ harness run as a user runs it (this python, which has torch and safetensors)."""
+    import sys
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, str(REPO / "examples" / script), *map(str, args)],
+                          capture_output=True, text=True, env=env)
+
+
+def test_example_harnesses_refuse_what_would_lose_or_hide_a_result(goldens):
+    pytest.importorskip("torch")
+    ids, root = goldens
+    before = {p.name: p.read_bytes() for p in (root / "st").iterdir() if p.is_file()}
+    # The outputs folder is the golden folder: refused before anything is written, goldens untouched.
+    r = run_example("vendor_harness.py", root / "st", root / "st", "--demo", "--pao", pao_binary())
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "would overwrite the goldens" in r.stderr and "Traceback" not in r.stderr
+    assert {p.name: p.read_bytes() for p in (root / "st").iterdir() if p.is_file()} == before
+    # IPEX's harness where IPEX is not installed: a sentence and exit 2 (bad setup), not a traceback
+    # and 1 (which means a mismatch); checked before any golden is written.
+    import importlib.util
+    if importlib.util.find_spec("intel_extension_for_pytorch") is None:
+        r = run_example("vendor_harness_ipex.py", "--goldens", root / "ipex-none", "--pao", pao_binary())
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "intel_extension_for_pytorch is not installed" in r.stderr and "Traceback" not in r.stderr
+        assert not (root / "ipex-none").exists()

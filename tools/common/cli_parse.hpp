@@ -7,7 +7,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <optional>
+#include <string>
 
 namespace pao::cli {
 
@@ -17,12 +19,31 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitCudaError = 3;
 inline constexpr int kExitNoDevice = 77;
 
-/// Parses; returns the exit status when the command must stop (help shown, or a usage error).
+/// The command as the user typed it, down to the subcommand being parsed ("pao sim run").
+inline std::string command_path(const CLI::App& app) {
+  std::string name = app.get_name();
+  for (const CLI::App* a = &app; !a->get_subcommands().empty();) {
+    a = a->get_subcommands().front();
+    name += " " + a->get_name();
+  }
+  return name;
+}
+
+/// Parses; returns the exit status when the command must stop (help shown, or a usage error). A
+/// usage error reads like every other error of the tool: "<command>: error: <what>", then where the
+/// options are explained.
 inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitBadInput;  // CLI11's own codes (105, 106, 109...) are not ours
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {  // --help, --version
+      app.exit(e);
+      return kExitOk;
+    }
+    const std::string name = command_path(app);
+    std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for the options\n", name.c_str(), e.what(),
+                 name.c_str());
+    return kExitBadInput;  // CLI11's own codes (105, 106, 109...) are not ours
   }
   return std::nullopt;
 }

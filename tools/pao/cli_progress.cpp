@@ -19,20 +19,6 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-std::string format_bytes(double bytes) {
-  char buf[32];
-  if (bytes >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  } else if (bytes >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  } else if (bytes >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-  }
-  return buf;
-}
-
 Progress::Progress(std::size_t total_cases, double total_cost, bool terminal, std::FILE* out)
     : total_(total_cases),
       total_cost_(total_cost),

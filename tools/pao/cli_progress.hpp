@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "pao/core/memory.hpp"
 #include "pao/golden/run.hpp"
 
 namespace pao::cli {
@@ -45,7 +46,6 @@ class Progress {
 
 /// "0:07", "1:02:03"
 std::string format_duration(double seconds);
-/// "812 B", "3.4 MB", "1.2 GB"
-std::string format_bytes(double bytes);
+using pao::format_bytes;  // "812 B", "3.4 MB", "1.2 GB" (pao/core/memory.hpp)
 
 }  // namespace pao::cli

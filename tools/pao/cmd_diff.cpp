@@ -70,7 +70,9 @@ int run_diff(int argc, char** argv) {
   app.add_flag("--verbose,-v", verbose, "details for passing tensors too");
   app.add_flag("--quiet,-q", quiet,
                "print only the last line (N passed, N failed; over several cases, the cases too)");
-  app.add_option("--max-rows", max_rows, "rows per summary table")->capture_default_str();
+  app.add_option("--max-rows", max_rows, "rows per summary table (0: none)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
+      ->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   diff::DiffOptions options;

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/atomic_file.hpp"
 #include "pao/kinds/kernel_kind.hpp"
@@ -22,16 +23,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The cases whose goldens are not what vLLM's kernels compute, and why (vllm_compat.hpp).
+/// The cases whose goldens are not what vLLM's kernels compute, and why; then those computed as
+/// vLLM does (vllm_faithful) and what that dropped (vllm_compat.hpp).
 void print_vllm_notes(const std::vector<cases::Case>& cases) {
-  std::size_t n = 0;
-  for (const auto& c : cases) {
-    const auto reasons = cases::vllm_incompatibilities(c);
-    if (reasons.empty()) continue;
-    if (n++ == 0) std::printf("not what vLLM's kernels compute (vllm_compatible false in the metadata):\n");
-    for (const auto& r : reasons)
-      std::printf("  %s: %s%s\n", c.id.c_str(), r.c_str(),
-                  c.vllm_faithful ? " [dropped: --vllm-faithful]" : "");
+  for (const bool faithful : {false, true}) {
+    std::size_t n = 0;
+    for (const auto& c : cases) {
+      if (c.vllm_faithful != faithful) continue;
+      const auto reasons = cases::vllm_incompatibilities(c);
+      if (reasons.empty()) continue;
+      if (n++ == 0)
+        std::printf(faithful
+                        ? "computed as vLLM's kernels do (--vllm-faithful; vllm_compatible true, what was "
+                          "dropped in vllm_faithful_dropped):\n"
+                        : "not what vLLM's kernels compute (vllm_compatible false in the metadata):\n");
+      for (const auto& r : reasons) std::printf("  %s: %s\n", c.id.c_str(), r.c_str());
+    }
   }
 }
 
@@ -61,7 +68,8 @@ int run_golden(int argc, char** argv) {
       "vllm_compatible false and the reason in their metadata; --vllm-faithful computes what vLLM does.",
       "pao golden"};
   std::vector<std::string> case_files;
-  std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir, outputs_text = "all";
+  std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir, outputs_text = "all",
+                                          memory_limit_text;
   bool full = false, list = false, list_suites_flag = false, force = false, vllm_faithful = false;
   std::int32_t jobs = 1, partition_size = 0;
   app.add_option("--case", case_files, "case JSON file (repeatable)")->check(CLI::ExistingFile);
@@ -78,15 +86,19 @@ int run_golden(int argc, char** argv) {
       ->capture_default_str();
   app.add_option(
          "--partition-size", partition_size,
-         "V2 partition size of every decode case (the vendor's), overriding the suite's; ids gain -pN")
+         "V2 partition size of every decode case (the vendor's), overriding the suite's; ids name it (-pN)")
       ->check(CLI::Range(1, 1 << 20));
-  app.add_flag("--vllm-faithful", vllm_faithful,
-               "compute what vLLM's kernels compute: drop the features they drop (ids gain -vllmfaithful)");
+  app.add_flag(
+      "--vllm-faithful", vllm_faithful,
+      "compute what vLLM's kernels compute: drop the features they drop (ids name it: -vllmfaithful)");
   app.add_option(
          "--outputs", outputs_text,
          "the outputs each golden holds: exact (out, out_exact), v1, v2, partials, prefix, kernel (v1, v2, "
          "partials, prefix), all or none, comma-separated; pao diff recomputes the rest from the inputs")
       ->capture_default_str();
+  app.add_option("--memory-limit", memory_limit_text,
+                 "refuse cases whose estimated memory (times --jobs) is above SIZE (64G, 512M; 0: no check; "
+                 "default: what the machine has available, or $PAO_MEMORY_LIMIT)");
   app.add_flag("--force", force, "regenerate cases even when their files are up to date");
   app.add_flag("--list", list, "print the case ids (of --suite / --case, after --full and --shard) and exit");
   app.add_flag("--list-suites", list_suites_flag, "print the suites in data/cases and exit");
@@ -110,8 +122,10 @@ int run_golden(int argc, char** argv) {
   require(!full || !suite.empty(), "--full applies to --suite");
 
   std::vector<cases::Case> cases;
+  fs::path suite_file;
   if (!suite.empty()) {
-    cases = cases::expand_suite(cases::find_suite(suite, cases::cases_dir()), full);
+    suite_file = cases::find_suite(suite, cases::cases_dir());
+    cases = cases::expand_suite(suite_file, full);
     require(!cases.empty(), "--suite ", suite,
             ": selects no case (its exclude rules remove every case of its grids): nothing to write");
   } else {
@@ -125,6 +139,13 @@ int run_golden(int argc, char** argv) {
     if (vllm_faithful && !c.vllm_faithful && !cases::vllm_incompatibilities(c).empty())
       c = cases::override_field(c, "vllm_faithful", "true", "vllmfaithful");
   }
+  // Two cases of a suite that the flags made one (p128 and p256 with --partition-size 64): written once.
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t k = i + 1; k < cases.size();)
+      if (cases[k] == cases[i])
+        cases.erase(cases.begin() + static_cast<std::ptrdiff_t>(k));
+      else
+        ++k;
   std::vector<std::string> suite_cases;  // the whole run, before sharding: what a complete folder holds
   for (const auto& c : cases) suite_cases.push_back(c.id);
   std::optional<cases::Shard> shard;
@@ -137,6 +158,22 @@ int run_golden(int argc, char** argv) {
     return 0;
   }
   require(!out_dir.empty(), "--out DIR is required");
+  // Before anything is allocated: a case too large for this machine is refused, not a bad_alloc.
+  set_memory_limit(memory_limit_text);
+  {
+    const int concurrent =
+        static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(jobs), cases.size()));
+    const cases::Case* largest = nullptr;
+    double peak = 0;
+    for (const auto& c : cases)
+      if (const double b = golden::estimated_peak_memory(c); b > peak) peak = b, largest = &c;
+    if (largest)
+      require_memory(
+          "case " + largest->id +
+              (concurrent > 1 ? " (times --jobs " + std::to_string(concurrent) + ")" : ""),
+          peak * concurrent,
+          "shorten its seq_lens (or num_blocks)" + std::string(concurrent > 1 ? ", lower --jobs" : ""));
+  }
   const golden::OutputSelection outputs = golden::parse_output_selection(outputs_text);
 
   golden::GoldenRunOptions options;
@@ -144,7 +181,12 @@ int run_golden(int argc, char** argv) {
   options.format = golden::parse_golden_format(format_text);
   options.jobs = jobs;
   options.force = force;
-  options.suite = suite.empty() ? "" : fs::path(suite).stem().string();
+  // A suite of data/cases by its name; one given as a path by that path, absolute, so that the hints
+  // that name this run's command (a damaged golden, a missing case) work from any folder.
+  const bool suite_is_path = suite_file != cases::cases_dir() / (suite + ".json");
+  options.suite = suite.empty()   ? ""
+                  : suite_is_path ? fs::absolute(suite_file).lexically_normal().string()
+                                  : suite;
   options.full = full;
   options.shard = shard;
   options.suite_cases = suite_cases;
@@ -166,7 +208,9 @@ int run_golden(int argc, char** argv) {
       bytes += e.bytes;
     progress.on_event(e);
   };
-  install_temporary_cleanup();  // Ctrl-C or a scheduler's SIGTERM leaves no temporaries behind
+  // Ctrl-C or a scheduler's SIGTERM leaves no temporaries behind; the cases written are kept.
+  install_temporary_cleanup(
+      "pao golden: interrupted; the cases already written are kept: rerun the same command to resume");
   const golden::GoldenRunResult result = golden::run_golden(cases, options);
   progress.finish();
   if (result.stale_temporaries_removed > 0)

@@ -36,6 +36,12 @@ int execute(const RunOptions& o) {
   const sim::Workload workload = sim::workload_of(c);
   const sim::KernelConfig kernel =
       sim::parse_kernel_spec(o.kernel, o.kernel_options.defaults(o.workload.has_case() ? &c : nullptr));
+  // A long run says so before it starts (10^8 CTAs take about two minutes on one core).
+  if (const double ctas = sim::estimated_ctas(workload, kernel); ctas > 1e7)
+    std::fprintf(stderr,
+                 "pao sim run: %.3g CTAs to build and schedule: this takes a while (about a minute per "
+                 "5e7 CTAs)\n",
+                 ctas);
   const auto launches = sim::build_launches(device, workload, kernel);
 
   sim::SimResult result;
@@ -50,16 +56,17 @@ int execute(const RunOptions& o) {
       names.push_back(l.name);
       slices += static_cast<std::int64_t>(l.ctas.size());
     }
-    // About 530 bytes of JSON per CTA slice with its counters (measured: the fallback example of
-    // --help wrote 527.6 MB for 10^6 slices): warn before a trace that large.
-    const double estimate = 530.0 * static_cast<double>(std::min(slices, o.trace_max_ctas));
-    if (estimate > 100e6)
-      std::fprintf(
-          stderr,
-          "warning: --trace will write about %.0f MB (%lld CTA slices); --trace-max-ctas N keeps the "
-          "first N\n",
-          estimate / 1e6, static_cast<long long>(std::min(slices, o.trace_max_ctas)));
     sim::ChromeTraceWriter writer(out, names, o.trace_max_ctas);
+    // Measured on the first 20000 slices, extrapolated to all that are kept: a warning while there is
+    // still time to stop a trace of hundreds of MB.
+    const long long kept = static_cast<long long>(std::min(slices, o.trace_max_ctas));
+    writer.estimate_size(20000, slices, [kept](double bytes) {
+      if (bytes > 100e6)
+        std::fprintf(stderr,
+                     "warning: --trace will write about %.0f MB (%lld CTA slices; measured on the first "
+                     "ones); --trace-max-ctas N keeps the first N\n",
+                     bytes / 1e6, kept);
+    });
     result = sim::simulate(device, launches, &writer);
     writer.finish();
     out.close();

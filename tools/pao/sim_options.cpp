@@ -66,7 +66,8 @@ cases::Case WorkloadOptions::to_case() const {
   if (!seq_lens.empty()) {
     c.seq_lens = parse_int_list(seq_lens, "--seq-lens");
   } else {
-    require(num_seqs >= 0, "--num-seqs = ", num_seqs, ": must be >= 0");
+    require(num_seqs >= 1, "--num-seqs = ", num_seqs,
+            ": must be >= 1 (an empty batch launches nothing to time)");
     c.seq_lens.assign(static_cast<std::size_t>(num_seqs), seq_len);
   }
   c.num_seqs = static_cast<std::int32_t>(c.seq_lens.size());

@@ -434,7 +434,16 @@ Case override_field(const Case& c, std::string_view field, std::string_view valu
     fail("case ", source, ": invalid JSON value '", value_json, "': ", e.what());
   }
   j["id"] = c.id + "-" + std::string(id_suffix);
-  return parse_case_object(j, source);
+  Case out = parse_case_object(j, source);
+  // An id pao derived is derived again, so that it names the new value only (not "-p128-...-p64");
+  // an id the case gave keeps it, with the suffix.
+  for (const auto& [seq_lens_given, max_seq_len_given] :
+       {std::pair{true, false}, {true, true}, {false, false}})
+    if (c.id == derive_case_id(c, seq_lens_given, max_seq_len_given)) {
+      out.id = derive_case_id(out, seq_lens_given, max_seq_len_given);
+      break;
+    }
+  return out;
 }
 
 Case load_case_file(const std::filesystem::path& path) {

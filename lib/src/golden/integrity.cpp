@@ -44,18 +44,28 @@ std::optional<HashMismatch> golden_hash_mismatch(const fs::path& dir, const Mani
   return std::nullopt;
 }
 
-std::string golden_command(const Manifest& manifest, const fs::path& dir) {
-  if (manifest.suite.empty()) return "rerun the `pao golden --case ...` command that wrote " + dir.string();
+std::string run_command(const Manifest& manifest) {
+  if (manifest.suite.empty()) return "";
   std::string cmd = "pao golden --suite " + manifest.suite + (manifest.full ? " --full" : "");
   if (!manifest.golden_flags.empty()) cmd += " " + manifest.golden_flags;
   if (manifest.shard)
     cmd += " --shard " + std::to_string(manifest.shard->index) + "/" + std::to_string(manifest.shard->count);
-  return cmd + " --out " + dir.string();
+  return cmd;
+}
+
+std::string golden_command(const Manifest& manifest, const fs::path& dir) {
+  if (manifest.suite.empty()) return "rerun the `pao golden --case ...` command that wrote " + dir.string();
+  return run_command(manifest) + " --out " + dir.string();
 }
 
 std::string regenerate_command(const Manifest& manifest, const fs::path& dir) {
   if (manifest.suite.empty()) return golden_command(manifest, dir) + " with --force";
   return golden_command(manifest, dir) + " --force";
+}
+
+std::string regenerate_command(const Manifest& manifest, const ManifestEntry& entry, const fs::path& dir) {
+  if (entry.command.empty()) return regenerate_command(manifest, dir);
+  return entry.command + " --out " + dir.string() + " --force";
 }
 
 void require_golden_hash(const fs::path& dir, const Manifest& manifest, const ManifestEntry& entry) {
@@ -66,7 +76,7 @@ void require_golden_hash(const fs::path& dir, const Manifest& manifest, const Ma
        ", the manifest records ", m->expected,
        ". It was modified or damaged after pao wrote it, and a verdict against it cannot be trusted; "
        "regenerate it: ",
-       regenerate_command(manifest, dir));
+       regenerate_command(manifest, entry, dir));
 }
 
 void require_golden_hashes(const GoldenFolder& folder) {

@@ -461,7 +461,7 @@ void require_golden_invariants(const TensorFile& file) {
             std::to_string(r.violation_count - static_cast<std::int64_t>(r.violations.size())) + " more";
   std::string hint = "regenerate it with pao golden (--force)";
   if (const auto ref = manifest_entry_of(file.path()))
-    hint = "regenerate it: " + regenerate_command(ref->manifest, file.path().parent_path());
+    hint = "regenerate it: " + regenerate_command(ref->manifest, ref->entry, file.path().parent_path());
   std::ostringstream os;
   os << file.path().string() << ": not a sound golden: " << r.violation_count
      << " violation(s) of the invariants of attention (docs/golden.md, \"Golden integrity\"); a verdict "

@@ -22,15 +22,17 @@ namespace {
 using nlohmann::json;
 
 json entry_to_json(const ManifestEntry& e) {
-  return json{{"id", e.id},
-              {"kernel", e.kernel},
-              {"file", e.file},
-              {"format", to_string(e.format)},
-              {"sha256", e.sha256},
-              {"bytes", e.bytes},
-              {"pao_version", e.pao_version},
-              {"parameters", json::parse(e.parameters)},
-              {"outputs", e.outputs}};
+  json j{{"id", e.id},
+         {"kernel", e.kernel},
+         {"file", e.file},
+         {"format", to_string(e.format)},
+         {"sha256", e.sha256},
+         {"bytes", e.bytes},
+         {"pao_version", e.pao_version},
+         {"parameters", json::parse(e.parameters)},
+         {"outputs", e.outputs}};
+  if (!e.command.empty()) j["command"] = e.command;
+  return j;
 }
 
 ManifestEntry entry_from_json(const json& j) {
@@ -44,6 +46,7 @@ ManifestEntry entry_from_json(const json& j) {
   e.pao_version = j.at("pao_version").get<std::string>();
   e.parameters = j.at("parameters").dump();
   e.outputs = j.value("outputs", "all");  // manifests written before --outputs
+  e.command = j.value("command", "");     // manifests written before pao recorded it
   return e;
 }
 

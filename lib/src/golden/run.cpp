@@ -117,7 +117,8 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
         event.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::lock_guard lock(mutex);
         manifest.upsert(ManifestEntry{c.id, to_string(c.kernel), w.file, options.format, w.sha256, w.bytes,
-                                      PAO_VERSION, parameters, to_string(options.outputs)});
+                                      PAO_VERSION, parameters, to_string(options.outputs),
+                                      run_command(manifest)});
         write_manifest(result.manifest_path, manifest);
         ++result.written;
         event.kind = GoldenEvent::Kind::written;

@@ -7,9 +7,11 @@
 #include <map>
 #include <numeric>
 
+#include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kinds/kernel_kind.hpp"
+#include "pao/plan/partition.hpp"
 
 namespace pao::golden {
 
@@ -68,10 +70,13 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
   put(m, "k_scale", format_f32(static_cast<float>(c.k_scale)));
   put(m, "v_scale", format_f32(static_cast<float>(c.v_scale)));
   if (attends) {
+    // The features the outputs were computed with: with vllm_faithful, what vLLM keeps of the case
+    // (a harness that applies these fields computes what the golden holds; `case` keeps the request).
+    const cases::KernelFeatures features = cases::kernel_features(c);
     put(m, "scale", format_f32(effective_scale(c)));
     put(m, "alibi", c.alibi ? "true" : "false");
-    put(m, "soft_cap", format_f32(static_cast<float>(c.soft_cap)));
-    put(m, "sliding_window", std::to_string(c.sliding_window));
+    put(m, "soft_cap", format_f32(static_cast<float>(features.soft_cap)));
+    put(m, "sliding_window", std::to_string(features.sliding_window));
   }
   put(m, "seq_lens", join(c.seq_lens));
   put(m, "max_seq_len", std::to_string(c.max_seq_len));
@@ -142,6 +147,29 @@ double estimated_cost(const Case& c) {
   double tokens = 0;
   for (auto len : c.seq_lens) tokens += len;
   return kinds::kind_of(c).estimated_cost(c) + 2.0 * tokens * kv_width;  // the caches, generated and written
+}
+
+double estimated_peak_memory(const Case& c) {
+  const double dtype_bytes = static_cast<double>(dtype_size(c.dtype));
+  const double cache_bytes = static_cast<double>(dtype_size(c.cache_storage_dtype()));
+  const double kv_width = static_cast<double>(c.num_kv_heads) * c.head_size;
+  const double q_width =
+      static_cast<double>(kinds::kind_of(c).traits().attends ? c.num_heads : c.num_kv_heads) * c.head_size;
+  const double slots = static_cast<double>(cases::pool_num_blocks(c)) * c.block_size;
+  double rows = 0;  // query rows (decode: one per sequence) or new tokens
+  for (std::size_t s = 0; s < c.seq_lens.size(); ++s) rows += c.query_lens.empty() ? 1 : c.query_lens[s];
+  const double caches = 2 * slots * kv_width * cache_bytes;
+  // query, key/value, out, out_exact and the kernel outputs in the dtype, an fp64 accumulator
+  const double token_rows = rows * (q_width * (6 * dtype_bytes + 8) + 2 * kv_width * dtype_bytes);
+  double partials = 0;
+  if (kinds::kind_of(c).traits().partitioned)
+    partials = static_cast<double>(c.num_seqs) * c.num_heads *
+               max_num_partitions(c.max_seq_len, c.partition_size) * (c.head_size * dtype_bytes + 8);
+  // The tensors are held once and streamed to the file; the working memory of the kernels and the
+  // writer stays below as much again plus 128 MB. Measured (peak RSS, 2 threads; docs/golden.md
+  // "Memory"): decode 2M tokens f16 593 MB (estimate 1.15 GB), decode fp8 500k tokens 289 MB
+  // (650 MB), prefix 7000 new tokens over 105k 351 MB (386 MB).
+  return 2.0 * (caches + token_rows + partials) + 128e6;
 }
 
 GoldenTensors make_golden(const Case& c, const OutputSelection& outputs) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -45,9 +46,17 @@ void unregister_temporary(int slot) {
   if (slot >= 0) g_slot_state[slot].store(0);
 }
 
+// The line the signal handler writes (install_temporary_cleanup), fixed storage like the paths.
+char g_interrupted_note[512];
+std::size_t g_interrupted_note_size = 0;
+
 extern "C" void remove_temporaries_and_die(int sig) {
   for (int i = 0; i < kSlots; ++i)
     if (g_slot_state[i].load() == 2) ::unlink(g_slot_path[i]);
+  if (g_interrupted_note_size > 0) {
+    const ssize_t ignored = ::write(STDERR_FILENO, g_interrupted_note, g_interrupted_note_size);
+    (void)ignored;
+  }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -172,7 +181,11 @@ WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<c
   return write_file_atomically(path, [&](ByteSink& sink) { sink.write(contents); });
 }
 
-void install_temporary_cleanup() {
+void install_temporary_cleanup(std::string_view note) {
+  std::size_t n = std::min(note.size(), sizeof g_interrupted_note - 2);
+  std::memcpy(g_interrupted_note, note.data(), n);
+  if (n > 0 && g_interrupted_note[n - 1] != '\n') g_interrupted_note[n++] = '\n';
+  g_interrupted_note_size = n;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temporaries_and_die);
 }
 

@@ -1,6 +1,7 @@
 // Chrome/Perfetto trace writer: streams one JSON event per line.
 #include "pao/sim/engine/chrome_trace.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace pao::sim {
@@ -70,6 +71,7 @@ void ChromeTraceWriter::cta(std::size_t launch_index, std::int64_t sm, std::int6
     return;
   }
   ++written_;
+  if (estimate_report_ && written_ == estimate_sample_) report_estimate();
   if (named_sms_.insert(sm).second) {
     begin_event();
     out_ << R"({"ph":"M","name":"process_name","pid":)" << sm_pid(sm) << R"(,"args":{"name":"SM )" << sm
@@ -105,9 +107,25 @@ void ChromeTraceWriter::counters(double t_us, double dram_gbps, std::int64_t res
        << resident << "}}";
 }
 
+void ChromeTraceWriter::estimate_size(std::int64_t sample, std::int64_t expected_slices,
+                                      std::function<void(double)> report) {
+  estimate_sample_ = std::max<std::int64_t>(1, sample);
+  estimate_slices_ = std::min(expected_slices, max_cta_slices_);
+  estimate_report_ = std::move(report);
+}
+
+void ChromeTraceWriter::report_estimate() {
+  const auto report = std::move(estimate_report_);
+  estimate_report_ = nullptr;
+  const auto bytes = static_cast<double>(out_.tellp());
+  if (written_ > 0 && bytes > 0)
+    report(bytes / static_cast<double>(written_) * static_cast<double>(estimate_slices_));
+}
+
 void ChromeTraceWriter::finish() {
   if (finished_) return;
   finished_ = true;
+  if (estimate_report_) report_estimate();
   out_ << "\n],\"otherData\":{\"generator\":\"pao sim\",\"dropped_cta_slices\":" << dropped_ << "}}\n";
   out_.flush();
 }

@@ -3,8 +3,11 @@
 #include "pao/sim/model/kernel_model.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/sim/model/fallback_model.hpp"
 #include "pao/sim/model/instruction_model.hpp"
 #include "pao/sim/model/prefix_workload.hpp"
@@ -145,8 +148,35 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
   return launches;
 }
 
+double estimated_ctas(const Workload& w, const KernelConfig& kernel) {
+  const double seqs = w.num_seqs, heads = w.num_heads,
+               kv_width = static_cast<double>(w.num_kv_heads) * w.head_size;
+  const double max_len = std::max(1, w.effective_max_seq_len());
+  double max_query = 1;
+  for (std::size_t s = 0; s < w.seq_lens.size(); ++s)
+    max_query = std::max(max_query, static_cast<double>(w.query_len(s)));
+  switch (kernel.kind) {
+    case KernelVariant::v1:
+      return seqs * heads;
+    case KernelVariant::v2:  // the grid covers max_num_partitions for every sequence, plus the reduce
+      return seqs * heads * (std::ceil(max_len / std::max(1, kernel.partition_size)) + 1);
+    case KernelVariant::prefix:
+      return seqs * heads * std::ceil(max_query / std::max(1, kernel.block_m));
+    case KernelVariant::fallback:  // a dozen ops per K tile; gathers and scores of 1024 elements per CTA
+      return 12 * std::ceil(max_len / std::max(1, kernel.fallback_tile)) +
+             seqs * max_len * (2 * kv_width + 6 * heads * max_query) / 1024;
+  }
+  return 0;
+}
+
 std::vector<Launch> build_launches(const Device& device, const Workload& w, const KernelConfig& kernel) {
   validate_workload(w);
+  // A CTA's work record and its plan entry, about 64 bytes together (CtaWork 40, AttentionCta 20).
+  const double ctas = estimated_ctas(w, kernel);
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", ctas);
+  require_memory("simulating " + kernel.label() + " on " + w.to_string() + " (" + count + " CTAs)",
+                 64.0 * ctas, "shorten --seq-len, or fewer sequences or heads");
   switch (kernel.kind) {
     case KernelVariant::v1:
     case KernelVariant::v2:

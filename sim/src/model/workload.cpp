@@ -110,6 +110,9 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
 }
 
 void validate_workload(const Workload& w) {
+  require(!w.seq_lens.empty(),
+          "num_seqs = 0: a workload needs at least one sequence (an empty batch launches "
+          "nothing to time)");
   check_launch_shape(w, w.seq_lens.size());
   if (w.query_lens.empty())
     check_supported_head_size(w.head_size);  // decode; the Triton prefix pads any size

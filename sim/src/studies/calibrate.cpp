@@ -17,12 +17,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
 #include <random>
 #include <sstream>
 
+#include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/kernel_model.hpp"
@@ -233,7 +235,29 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
   return rows;
 }
 
-std::vector<Measurement> load_measurements(const std::string& path) {
+std::filesystem::path find_measurements(const std::string& arg) {
+  namespace fs = std::filesystem;
+  const fs::path given(arg);
+  if (fs::exists(given) || given.is_absolute()) return given;
+  const fs::path data = data_dir();
+  std::vector<fs::path> tried;
+  auto rel = given;
+  if (auto it = given.begin(); it != given.end() && *it == "data") {  // data/measurements/x.csv
+    rel.clear();
+    for (++it; it != given.end(); ++it) rel /= *it;
+  }
+  for (const fs::path& p :
+       {data / rel, data / "measurements" / rel, data / "measurements" / (arg + ".csv")}) {
+    if (fs::is_regular_file(p)) return p;
+    tried.push_back(p);
+  }
+  std::string where;
+  for (const auto& p : tried) where += ", " + p.string();
+  fail("measurements ", arg, ": no such file (looked in the current folder", where, ")");
+}
+
+std::vector<Measurement> load_measurements(const std::string& arg) {
+  const std::string path = find_measurements(arg).string();
   std::ifstream in(path, std::ios::binary);
   require(static_cast<bool>(in), path, ": cannot open measurements");
   std::ostringstream os;

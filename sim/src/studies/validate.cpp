@@ -148,8 +148,10 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
   os << line;
   for (const auto& g : r.groups) {
     if (g.ratio_measured == 0) continue;
-    std::snprintf(line, sizeof line, "%-44s %9.3f %9.3f %9.3f %9s %9s\n", group_cell(g.name).c_str(),
-                  g.ratio_measured, g.ratio_predicted, g.ratio_logo,
+    char logo_ratio[32] = "-";  // --no-logo: no LOGO fit, no ratio (not 0)
+    if (r.logo_run) std::snprintf(logo_ratio, sizeof logo_ratio, "%.3f", g.ratio_logo);
+    std::snprintf(line, sizeof line, "%-44s %9.3f %9.3f %9s %9s %9s\n", group_cell(g.name).c_str(),
+                  g.ratio_measured, g.ratio_predicted, logo_ratio,
                   !g.decisive ? "tie"
                   : g.right   ? "right"
                               : "WRONG",

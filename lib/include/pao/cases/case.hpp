@@ -123,8 +123,9 @@ Case parse_case(std::string_view json_text, std::string_view source);
 Case load_case_file(const std::filesystem::path& path);
 
 /// A copy of `c` with `field` set to `value_json` (JSON text), checked as a case file would be
-/// (`pao golden --partition-size`, `--vllm-faithful`). Its id gains "-<id_suffix>", so that a
-/// variant never takes the original's golden.
+/// (`pao golden --partition-size`, `--vllm-faithful`). A derived id (derive_case_id) is derived
+/// again from the new parameters; an id the case gave gains "-<id_suffix>". Either way a variant
+/// never takes the original's golden.
 Case override_field(const Case& c, std::string_view field, std::string_view value_json,
                     std::string_view id_suffix);
 

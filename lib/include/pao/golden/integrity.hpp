@@ -24,6 +24,10 @@ struct HashMismatch {
 std::optional<HashMismatch> golden_hash_mismatch(const std::filesystem::path& dir,
                                                  const ManifestEntry& entry);
 
+/// The `pao golden` command of a manifest's run, without --out: "pao golden --suite vllm
+/// --partition-size 256 --shard 1/3"; empty for --case runs. Recorded in each entry it writes.
+std::string run_command(const Manifest& manifest);
+
 /// The command that writes a manifest's run into `dir` — and, as pao golden resumes, completes
 /// it: "pao golden --suite vllm --partition-size 256 --shard 1/3 --out DIR".
 std::string golden_command(const Manifest& manifest, const std::filesystem::path& dir);
@@ -31,6 +35,10 @@ std::string golden_command(const Manifest& manifest, const std::filesystem::path
 /// The command that rewrites a manifest's case, for error messages: "pao golden --suite vllm --out
 /// DIR --force" (or "--full"; "--case FILE" runs are named generically).
 std::string regenerate_command(const Manifest& manifest, const std::filesystem::path& dir);
+/// The command that rewrites `entry`: the run that wrote it (entry.command) when recorded — a folder
+/// holding several suites' cases names each case's own —, else the manifest's.
+std::string regenerate_command(const Manifest& manifest, const ManifestEntry& entry,
+                               const std::filesystem::path& dir);
 
 /// Throws pao::Error naming the file, both hashes and how to regenerate when `entry` fails
 /// golden_hash_mismatch.

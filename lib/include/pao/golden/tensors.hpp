@@ -56,6 +56,11 @@ const std::vector<std::string>& golden_output_names(cases::CaseKernel kernel);
 /// Relative work of a case (multiply-adds of its kernels plus bytes written), for ETAs.
 double estimated_cost(const cases::Case& c);
 
+/// Bytes `make_golden(c)` and its writing hold at their peak, an upper estimate (the caches, the
+/// token rows and their outputs, V2's partials, twice over; the factor is measured, docs/golden.md
+/// "Memory"). `pao golden` refuses a run above the machine's memory.
+double estimated_peak_memory(const cases::Case& c);
+
 /// Shortest decimal text that reads back as the same f32 (metadata values).
 std::string format_f32(float v);
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "pao/io/byte_sink.hpp"
 
@@ -30,9 +31,11 @@ WrittenFile write_file_atomically(const std::filesystem::path& path,
 
 WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents);
 
-/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written, then lets the signal
-/// end the process (for long-running commands such as `pao golden`).
-void install_temporary_cleanup();
+/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written, writes `note` (if not
+/// empty; e.g. "pao golden: interrupted; rerun the same command to resume") to stderr, then lets the
+/// signal end the process (exit status 128 + the signal: 130 for Ctrl-C). For long-running commands
+/// such as `pao golden`.
+void install_temporary_cleanup(std::string_view note = {});
 
 /// Removes the temporaries in `dir` (files and folders named ".<name>.pao-tmp.*", ".pao-tmp-*",
 /// ".pao-old-*") whose writing process no longer runs: what a killed run left behind. Returns how

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -29,6 +30,10 @@ class ChromeTraceWriter final : public TraceSink {
   /// Closes the JSON; called by the destructor if not before.
   void finish();
   std::int64_t dropped_cta_slices() const { return dropped_; }
+  /// After `sample` CTA slices (or at finish, if fewer), calls `report` once with the trace's
+  /// size extrapolated from the bytes written so far to `expected_slices` (capped at the slices
+  /// kept): a measured estimate, whatever the kernels' names and timestamps make a slice weigh.
+  void estimate_size(std::int64_t sample, std::int64_t expected_slices, std::function<void(double)> report);
 
  private:
   void begin_event();
@@ -41,6 +46,9 @@ class ChromeTraceWriter final : public TraceSink {
   bool finished_ = false;
   std::set<std::int64_t> named_sms_;
   std::set<std::pair<std::int64_t, std::int64_t>> named_slots_;
+  std::int64_t estimate_sample_ = 0, estimate_slices_ = 0;
+  std::function<void(double)> estimate_report_;
+  void report_estimate();
 };
 
 }  // namespace pao::sim

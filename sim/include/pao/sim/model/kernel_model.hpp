@@ -19,7 +19,12 @@ inline constexpr std::int32_t kReduceRegisters = 32;
 inline constexpr std::int32_t kPrefixRegisters = 128;
 inline constexpr std::int32_t kFallbackRegisters = 32;
 
-/// All launches of one kernel choice, in stream order.
+/// The CTAs the launches of one kernel choice hold, all launches together, from the workload's
+/// sizes alone (before any is built): a V2 grid at 2·10^9 tokens is billions of CTAs.
+double estimated_ctas(const Workload& workload, const KernelConfig& kernel);
+
+/// All launches of one kernel choice, in stream order. Throws pao::Error (pao/core/memory.hpp)
+/// before building launches whose CTAs would not fit in the machine's memory.
 std::vector<Launch> build_launches(const Device& device, const Workload& workload,
                                    const KernelConfig& kernel);
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,6 +61,11 @@ double loop_bandwidth_gbps(const Device& device, double hit_fraction);
 
 /// Parses the CSV; throws pao::Error naming the line and column on bad input.
 std::vector<Measurement> parse_measurements(const std::string& csv_text, const std::string& origin);
+/// The file of a --measurements argument: the path as given when it exists; else, for a relative
+/// path, the same file in pao's data folder ("data/measurements/x.csv" or "measurements/x.csv"
+/// from any folder) or in data/measurements ("x.csv", "x"). Throws pao::Error naming where it looked.
+std::filesystem::path find_measurements(const std::string& arg);
+/// find_measurements, read and parsed.
 std::vector<Measurement> load_measurements(const std::string& path);
 
 /// The simulated time comparable to a measurement: gpu, the launches' span; host, from the first
