@@ -135,6 +135,8 @@ expect 2 golden --case "$tmp/case.json" --out "$tmp/small" --memory-limit lots
 expect 0 golden --case "$tmp/case.json" --out "$tmp/small" --memory-limit 0
 expect 2 sim run --kernel v2 --seq-len 2000000000
 says stderr "CTAs) needs about"
+expect 2 sim run --kernel v2 --seq-len 100000 --memory-limit 1K
+says stderr "above the 1.0 kB that --memory-limit allows"
 expect 2 sim run --num-seqs 0
 says stderr "must be >= 1"
 # --vllm-faithful: the metadata's window is the one the outputs computed; listed as computed as vLLM does
@@ -161,8 +163,8 @@ cat >"$tmp/slow.json" <<'JSON'
 JSON
 "$pao" golden --suite "$tmp/slow.json" --out "$tmp/slow" >"$tmp/stdout" 2>"$tmp/stderr" &
 pid=$!
+# the manifest is written after the handler is installed and before the first case (seconds long)
 for _ in $(seq 100); do [ -f "$tmp/slow/manifest.json" ] && break; sleep 0.1; done
-sleep 0.5
 kill -INT "$pid"
 wait "$pid"
 got=$?

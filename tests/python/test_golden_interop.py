@@ -13,10 +13,12 @@
 The `pao` binary comes from $PAO_BIN, else the newest build*/[*/]tools/pao under the repository.
 Needs: pip install safetensors numpy ml_dtypes pytest.
 """
+import importlib.util
 import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -241,7 +243,6 @@ def test_pao_diff_accepts_a_correct_vendor_and_locates_a_broken_one(goldens, tmp
 
 def run_example(script, *args):
     """An examples/ harness run as a user runs it (this python, which has torch and safetensors)."""
-    import sys
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run([sys.executable, str(REPO / "examples" / script), *map(str, args)],
                           capture_output=True, text=True, env=env)
@@ -258,7 +259,6 @@ def test_example_harnesses_refuse_what_would_lose_or_hide_a_result(goldens):
     assert {p.name: p.read_bytes() for p in (root / "st").iterdir() if p.is_file()} == before
     # IPEX's harness where IPEX is not installed: a sentence and exit 2 (bad setup), not a traceback
     # and 1 (which means a mismatch); checked before any golden is written.
-    import importlib.util
     if importlib.util.find_spec("intel_extension_for_pytorch") is None:
         r = run_example("vendor_harness_ipex.py", "--goldens", root / "ipex-none", "--pao", pao_binary())
         assert r.returncode == 2, r.stdout + r.stderr

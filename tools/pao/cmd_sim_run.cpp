@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/sim/engine/chrome_trace.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/engine/report.hpp"
@@ -28,9 +29,11 @@ struct RunOptions {
   bool json = false;
   std::string trace_file;
   std::int64_t trace_max_ctas = 1000000;
+  std::string memory_limit;
 };
 
 int execute(const RunOptions& o) {
+  set_memory_limit(o.memory_limit);
   const sim::Device device = o.device.load();
   const cases::Case c = o.workload.to_case();
   const sim::Workload workload = sim::workload_of(c);
@@ -115,6 +118,10 @@ void add_run(CLI::App& sim, Action& action) {
                   "write a Chrome/Perfetto trace (one track group per SM, a slice per CTA, counters)");
   cmd->add_option("--trace-max-ctas", opts->trace_max_ctas, "CTA slices kept in the trace")
       ->capture_default_str();
+  cmd->add_option(
+      "--memory-limit", opts->memory_limit,
+      "refuse a grid whose CTAs (about 64 bytes each) need more than SIZE (64G, 512M; 0: no check; "
+      "default: what the machine has available, or $PAO_MEMORY_LIMIT)");
   cmd->footer(
       "\nexamples:\n"
       "  # V1 at 4K tokens, V2 with 1024-token partitions at 32K (V1's shared memory stops just below 8K on "

@@ -1,13 +1,13 @@
 // pao/core/memory.hpp: the machine's memory, read from Linux (/proc/meminfo, the cgroup files).
 #include "pao/core/memory.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include "pao/core/error.hpp"
 
@@ -134,8 +134,8 @@ void require_memory(std::string_view what, double bytes, std::string_view shrink
            ? "available on this machine (MemAvailable, or the cgroup's limit)"
            : "that " + source + " allows",
        ": ", shrink,
-       "; or raise the limit with --memory-limit SIZE (or PAO_MEMORY_LIMIT; 0 = no check) if the "
-       "estimate is too cautious");
+       "; or, if the estimate is too cautious, raise the limit: --memory-limit SIZE (pao golden, pao sim "
+       "run) or PAO_MEMORY_LIMIT=SIZE (any command); 0 = no check");
 }
 
 }  // namespace pao

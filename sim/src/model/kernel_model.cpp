@@ -3,11 +3,11 @@
 #include "pao/sim/model/kernel_model.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
+#include "pao/plan/partition.hpp"
 #include "pao/sim/model/fallback_model.hpp"
 #include "pao/sim/model/instruction_model.hpp"
 #include "pao/sim/model/prefix_workload.hpp"
@@ -151,19 +151,20 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
 double estimated_ctas(const Workload& w, const KernelConfig& kernel) {
   const double seqs = w.num_seqs, heads = w.num_heads,
                kv_width = static_cast<double>(w.num_kv_heads) * w.head_size;
-  const double max_len = std::max(1, w.effective_max_seq_len());
-  double max_query = 1;
-  for (std::size_t s = 0; s < w.seq_lens.size(); ++s)
-    max_query = std::max(max_query, static_cast<double>(w.query_len(s)));
+  const std::int32_t max_len = std::max(1, w.effective_max_seq_len());
+  std::int32_t max_query = 1;
+  for (std::size_t s = 0; s < w.seq_lens.size(); ++s) max_query = std::max(max_query, w.query_len(s));
+  // The grids of the plans (pao/plan), counted without building them; validate_workload has
+  // checked the sizes, the tunings are checked by the plans (a 0 here counts as 1).
   switch (kernel.kind) {
     case KernelVariant::v1:
       return seqs * heads;
-    case KernelVariant::v2:  // the grid covers max_num_partitions for every sequence, plus the reduce
-      return seqs * heads * (std::ceil(max_len / std::max(1, kernel.partition_size)) + 1);
-    case KernelVariant::prefix:
-      return seqs * heads * std::ceil(max_query / std::max(1, kernel.block_m));
+    case KernelVariant::v2:  // max_num_partitions for every sequence, plus the reduce's CTA
+      return seqs * heads * (max_num_partitions(max_len, std::max(1, kernel.partition_size)) + 1.0);
+    case KernelVariant::prefix:  // (num_seqs, num_heads, ceil(max_query_len / block_m))
+      return seqs * heads * ceil_div(max_query, std::max(1, kernel.block_m));
     case KernelVariant::fallback:  // a dozen ops per K tile; gathers and scores of 1024 elements per CTA
-      return 12 * std::ceil(max_len / std::max(1, kernel.fallback_tile)) +
+      return 12.0 * ceil_div(max_len, std::max(1, kernel.fallback_tile)) +
              seqs * max_len * (2 * kv_width + 6 * heads * max_query) / 1024;
   }
   return 0;

@@ -29,9 +29,10 @@ std::uint64_t memory_limit(std::string* source = nullptr);
 /// For a command's --memory-limit option: a size for parse_byte_size, "0" for none; "" = the default.
 void set_memory_limit(std::string_view text);
 
-/// Throws pao::Error when `bytes` is above memory_limit(): "<what> needs about 38.2 GB ...; this
-/// machine has 21.3 GB available (MemAvailable): <shrink>; or --memory-limit SIZE (or
-/// PAO_MEMORY_LIMIT) if the estimate is too cautious". Quiet when under it or when no limit is known.
+/// Throws pao::Error when `bytes` is above memory_limit(): "<what> needs about 38.2 GB of memory,
+/// above the 21.3 GB available on this machine (...): <shrink>; or, if the estimate is too cautious,
+/// raise the limit: --memory-limit SIZE ... or PAO_MEMORY_LIMIT=SIZE". Quiet when under it or when
+/// no limit is known.
 void require_memory(std::string_view what, double bytes, std::string_view shrink);
 
 }  // namespace pao
