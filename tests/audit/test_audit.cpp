@@ -1,11 +1,13 @@
 // The detection power of pao diff, measured by the mutation library: the two bugs that slipped
 // under the FlashAttention rule alone now fail, legitimate implementations pass, a mutation that
-// cannot change a case says why, and the smoke suite's audit is clean.
+// cannot change a case says why, the audit of the smoke and causes suites is clean, and the cause
+// pao diff names is the bug's for >= 90% of the caught (bug, case) pairs that show one.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "pao/audit/audit.hpp"
 #include "pao/cases/suite.hpp"
@@ -103,12 +105,14 @@ TEST_CASE("every bug changes its case's outputs, and the legitimate kernels stay
   }
 }
 
-TEST_CASE("pao audit of the smoke suite: every bug caught, every legitimate variation passed") {
+TEST_CASE("pao audit of the smoke and causes suites: every bug caught, every legitimate variation passed") {
   test::TempDir dir;
   AuditOptions options;
   options.scratch = dir.path() / "scratch";
-  const auto audits =
-      audit_cases(cases::expand_suite(cases::find_suite("smoke", cases::cases_dir()), false), options);
+  std::vector<cases::Case> suite = cases::expand_suite(cases::find_suite("smoke", cases::cases_dir()), false);
+  for (auto& c : cases::expand_suite(cases::find_suite("causes", cases::cases_dir()), false))
+    suite.push_back(std::move(c));
+  const auto audits = audit_cases(suite, options);
   const AuditMatrix m = make_matrix(audits);
   for (const auto& miss : m.misses) MESSAGE(miss);
   CHECK(m.clean());
@@ -128,4 +132,48 @@ TEST_CASE("pao audit of the smoke suite: every bug caught, every legitimate vari
     }
   }
   CHECK(render_matrix_svg(m, "smoke").find("<svg") == 0);
+  // The cause pao diff names is the bug's for >= 90% of the caught (bug, case) pairs whose case
+  // shows one, and every bug that has a cause is named by it somewhere.
+  if (10 * m.cause_named() < 9 * m.cause_exists())
+    for (const auto& u : m.unnamed) MESSAGE(u);
+  CHECK(10 * m.cause_named() >= 9 * m.cause_exists());
+  for (const char* bug :
+       {"last_token_dropped", "window_plus_one", "window_minus_one", "causal_off_by_one", "alibi_missing",
+        "k_scale_ignored", "v_scale_ignored", "gqa_head_mapping", "partition_boundary_off_by_one",
+        "reduce_without_max_rescaling", "partials_swapped", "nan_leak", "partial_block_dropped"}) {
+    INFO(bug);
+    std::int64_t named = 0;
+    for (const auto& [cls, cell] : m.cells.at(bug)) named += cell.cause_named;
+    CHECK(named > 0);
+  }
+  for (const char* bug : {"alibi_sign_flipped", "softmax_scale_log2e", "block_table_off_by_one"}) {
+    INFO(bug);  // they change every row alike: no structural cause to count
+    for (const auto& [cls, cell] : m.cells.at(bug)) CHECK(cell.cause_exists == 0);
+  }
+}
+
+TEST_CASE("the cause named for real bugs: the structure of the case that the failing rows share") {
+  // Sequences of 1, 17, 32 and 300 tokens (block 16, partition 128): one ends on a block boundary,
+  // one has 3 partitions; the vendor hands over out alone.
+  const char* json = R"({"num_heads": 8, "num_kv_heads": 2, "head_size": 64, "dtype": "f16",
+                         "partition_size": 128, "seq_lens": [1, 17, 32, 300], "distribution": "large_logits",
+                         "seed": 5})";
+  const cases::Case c = cases::parse_case(json, "structure");
+  const golden::GoldenTensors g = golden::make_golden(c);
+  test::TempDir dir;
+  write_safetensors(dir.path() / "golden.safetensors", g.views(), g.metadata);
+  const auto cause_of = [&](const std::string& bug) {
+    for (const auto& [tensor, t] : vendor_outputs(find_mutation(bug), c, g))
+      if (tensor == "out") write_safetensors(dir.path() / "vendor.safetensors", {{"out", t.view()}});
+    return diff::diff_case(dir.path() / "golden.safetensors", dir.path() / "vendor.safetensors", {}).cause;
+  };
+  const diff::Verdict reduce = cause_of("reduce_without_max_rescaling");
+  CHECK(reduce.pattern == diff::Pattern::multi_partition);
+  CHECK(reduce.detail.find("seq 3: 1 of 4") != std::string::npos);
+  CHECK(reduce.detail.find("look at the partials or the reduce") != std::string::npos);
+  const diff::Verdict block = cause_of("partial_block_dropped");
+  CHECK(block.pattern == diff::Pattern::partial_block);
+  CHECK(block.detail.find("seqs 0, 1, 3") != std::string::npos);
+  CHECK(cause_of("gqa_head_mapping").pattern == diff::Pattern::kv_head_mapping);
+  CHECK(cause_of("nan_leak").pattern == diff::Pattern::unused_slots);
 }

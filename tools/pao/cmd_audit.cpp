@@ -43,6 +43,8 @@ int run_audit(int argc, char** argv) {
       "implementation) is computed for real on every case of a suite and diffed under the default rule\n"
       "(or --policy). Prints the matrix mutation x dtype class: bugs caught / cases the bug applies to,\n"
       "legitimate variations passed / cases. A mutation that cannot change a case is not counted.\n"
+      "The cause column: for each caught bug, how often the cause pao diff names for the case (the\n"
+      "most telling pattern: line) is the bug's, over the cases whose structure shows one.\n"
       "Exit status: 0 every bug caught and every legitimate variation passed, 1 a miss, 2 bad input.\n\n"
       "mutations:\n" +
           mutation_list +
@@ -80,10 +82,12 @@ int run_audit(int argc, char** argv) {
     std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, a.case_id.c_str());
     if (!verbose) return;
     for (const auto& o : a.outcomes)
-      std::printf("  %-30s %s\n", o.mutation.c_str(),
-                  !o.not_applicable.empty() ? ("not applicable: " + o.not_applicable).c_str()
-                  : o.diff_passed           ? "diff passed"
-                                            : ("diff failed: " + o.failures).c_str());
+      std::printf(
+          "  %-30s %s\n", o.mutation.c_str(),
+          !o.not_applicable.empty() ? ("not applicable: " + o.not_applicable).c_str()
+          : o.diff_passed
+              ? "diff passed"
+              : ("diff failed: " + o.failures + (o.cause.empty() ? "" : "; cause " + o.cause)).c_str());
   };
   std::vector<audit::CaseAudit> audits;
   try {
@@ -101,6 +105,10 @@ int run_audit(int argc, char** argv) {
   if (!svg_path.empty())
     write_text(svg_path, audit::render_matrix_svg(matrix, "pao audit: suite " + suite + ", " +
                                                               std::to_string(cases.size()) + " cases"));
+  if (!matrix.unnamed.empty()) {
+    std::printf("\ncaught, another cause named (%zu):\n", matrix.unnamed.size());
+    for (const auto& u : matrix.unnamed) std::printf("  %s\n", u.c_str());
+  }
   if (matrix.clean()) {
     std::printf("\nevery bug caught, every legitimate variation passed\n");
     return 0;

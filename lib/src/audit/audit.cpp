@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "pao/audit/expected_cause.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/golden_view.hpp"
 #include "pao/golden/invariants.hpp"
@@ -130,6 +131,12 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
     const diff::CaseReport r = diff::diff_case(golden, actual, diff_options);
     o.diff_passed = r.passed();
     o.failures = failures_of(r);
+    if (mutation.kind == MutationKind::bug && !o.diff_passed && r.error.empty()) {
+      const ExpectedCause expected = expected_cause(mutation, c, out_only);
+      o.cause = diff::to_string(r.cause.pattern) + " (" + r.cause_tensor + "): " + r.cause.detail;
+      o.cause_named = expected.named_by(r.cause.pattern);
+      o.cause_exists = expected.absent.empty() || o.cause_named;
+    }
   }
   return o;
 }
@@ -205,6 +212,10 @@ AuditMatrix make_matrix(const std::vector<CaseAudit>& audits) {
       MatrixCell& cell = m.cells[o.mutation][a.dtype_class];
       if (!o.not_applicable.empty()) continue;
       ++cell.applicable;
+      cell.cause_exists += o.cause_exists;
+      cell.cause_named += o.cause_named;
+      if (o.cause_exists && !o.cause_named)
+        m.unnamed.push_back(o.mutation + " on " + a.case_id + ": " + o.cause);
       if (o.as_expected()) {
         ++cell.as_expected;
       } else {
@@ -218,6 +229,20 @@ AuditMatrix make_matrix(const std::vector<CaseAudit>& audits) {
   return m;
 }
 
+std::int64_t AuditMatrix::cause_exists() const {
+  std::int64_t n = 0;
+  for (const auto& [mutation, row] : cells)
+    for (const auto& [k, cell] : row) n += cell.cause_exists;
+  return n;
+}
+
+std::int64_t AuditMatrix::cause_named() const {
+  std::int64_t n = 0;
+  for (const auto& [mutation, row] : cells)
+    for (const auto& [k, cell] : row) n += cell.cause_named;
+  return n;
+}
+
 std::string render_matrix_text(const AuditMatrix& m) {
   std::string s;
   char buf[160];
@@ -227,7 +252,7 @@ std::string render_matrix_text(const AuditMatrix& m) {
     std::snprintf(buf, sizeof buf, " %9s", k.c_str());
     s += buf;
   }
-  s += "\n";
+  s += "      cause\n";
   for (const auto& name : m.mutations) {
     const Mutation& mu = find_mutation(name);
     std::snprintf(buf, sizeof buf, "%-30s %-5s", name.c_str(),
@@ -244,9 +269,28 @@ std::string render_matrix_text(const AuditMatrix& m) {
       }
       s += buf;
     }
+    MatrixCell total;
+    for (const auto& [k, cell] : m.cells.at(name)) {
+      total.cause_exists += cell.cause_exists;
+      total.cause_named += cell.cause_named;
+    }
+    if (total.cause_exists == 0) {
+      s += "          -";
+    } else {
+      std::snprintf(buf, sizeof buf, "  %4lld/%-4lld", static_cast<long long>(total.cause_named),
+                    static_cast<long long>(total.cause_exists));
+      s += buf;
+    }
     s += "\n";
   }
-  s += "cells: bugs caught / cases it applies to; legit: passed / cases; -: applies to no case\n";
+  s += "cells: bugs caught / cases it applies to; legit: passed / cases; -: applies to no case\n"
+       "cause: the right cause named / caught (bug, case) pairs where the case shows one; -: none does\n";
+  if (m.cause_exists() > 0) {
+    std::snprintf(buf, sizeof buf, "right cause named: %lld of %lld (%.1f%%)\n",
+                  static_cast<long long>(m.cause_named()), static_cast<long long>(m.cause_exists()),
+                  100.0 * static_cast<double>(m.cause_named()) / static_cast<double>(m.cause_exists()));
+    s += buf;
+  }
   return s;
 }
 
@@ -260,11 +304,17 @@ std::string render_audit_json(const std::vector<CaseAudit>& audits, const AuditM
     row["mutation"] = name;
     row["kind"] = find_mutation(name).kind == MutationKind::bug ? "bug" : "legitimate";
     for (const auto& [k, cell] : m.cells.at(name))
-      row["cells"][k] = {{"applicable", cell.applicable}, {"as_expected", cell.as_expected}};
+      row["cells"][k] = {{"applicable", cell.applicable},
+                         {"as_expected", cell.as_expected},
+                         {"cause_exists", cell.cause_exists},
+                         {"cause_named", cell.cause_named}};
     rows.push_back(row);
   }
   j["matrix"] = rows;
   j["misses"] = m.misses;
+  j["cause_exists"] = m.cause_exists();
+  j["cause_named"] = m.cause_named();
+  j["unnamed"] = m.unnamed;
   j["clean"] = m.clean();
   json cases = json::array();
   for (const auto& a : audits) {
@@ -285,6 +335,11 @@ std::string render_audit_json(const std::vector<CaseAudit>& audits, const AuditM
         x["diff_passed"] = o.diff_passed;
         x["as_expected"] = o.as_expected();
         if (!o.failures.empty()) x["failures"] = o.failures;
+        if (!o.cause.empty()) {
+          x["cause"] = o.cause;
+          x["cause_exists"] = o.cause_exists;
+          x["cause_named"] = o.cause_named;
+        }
       }
       c["outcomes"][o.mutation] = x;
     }

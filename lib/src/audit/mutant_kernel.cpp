@@ -182,6 +182,7 @@ class Mutant {
     for (std::int32_t s = 0; s < S; ++s) {
       std::int32_t len = c_.seq_lens[static_cast<std::size_t>(s)];
       if (o_.bug == Bug::last_token_dropped && len > 0) --len;
+      if (o_.bug == Bug::partial_block_dropped) len = len / c_.block_size * c_.block_size;
       const std::int32_t used = std::max(1, partitions_of_sequence(len, c_.partition_size));
       for (std::int32_t h = 0; h < H; ++h) {
         std::vector<Partial> parts;

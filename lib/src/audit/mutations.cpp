@@ -58,6 +58,8 @@ const std::vector<Entry>& entries() {
             "V2: tmp_out of partitions 0 and 1 in each other's slot"),
         bug("fp8_other_format", Bug::fp8_other_format, "fp8 cache decoded as the other fp8 format"),
         bug("nan_leak", Bug::nan_leak, "P.V runs over the last block's unused (NaN) slots with p = 0"),
+        bug("partial_block_dropped", Bug::partial_block_dropped,
+            "decode: seq_len / block_size blocks read (rounded down): a partly filled last block is lost"),
         legit("independent_kernel", {}, false,
               "an fp32 kernel written apart from the oracle, vLLM's rounding points"),
         legit("fp32_probabilities", fp32p, false, "probabilities kept in fp32 for P.V"),
@@ -81,6 +83,11 @@ const Entry& entry_of(const Mutation& m) {
 std::int32_t longest(const Case& c) { return *std::max_element(c.seq_lens.begin(), c.seq_lens.end()); }
 
 bool fp8(const Case& c) { return c.quantised_cache(); }
+
+bool some_partly_filled_block(const Case& c) {
+  return std::any_of(c.seq_lens.begin(), c.seq_lens.end(),
+                     [&](std::int32_t l) { return l % c.block_size != 0; });
+}
 
 bool scale_not_one(double scale, const std::vector<double>& per_head) {
   if (per_head.empty()) return scale != 1.0;
@@ -178,9 +185,13 @@ std::string not_applicable(const Mutation& m, const Case& c) {
   if (n == "nan_leak") {
     if (kind.new_tokens) return "planted in decode cases only";
     if (!c.poison_unused) return "the case leaves unused slots 0, not NaN";
-    if (std::none_of(c.seq_lens.begin(), c.seq_lens.end(),
-                     [&](std::int32_t l) { return l % c.block_size != 0; }))
+    if (!some_partly_filled_block(c))
       return "every sequence ends on a block boundary: no unused slot is read";
+  }
+  if (n == "partial_block_dropped") {
+    if (kind.new_tokens) return "planted in decode cases only";
+    if (!some_partly_filled_block(c))
+      return "every sequence ends on a block boundary: no block is partly filled";
   }
   if (n == "other_partition_size" && kind.partitioned && c.partition_size * 2 > (1 << 14))
     return "partition_size is already the largest";

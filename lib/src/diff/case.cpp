@@ -256,6 +256,24 @@ void diff_cache_write(CaseReport& rep, const cases::Case& gc, const GoldenView& 
                                                     "writes both caches"));
 }
 
+/// The most telling verdict among the failing tensors (pattern.hpp's specificity; the first on
+/// a tie) is the case's cause.
+void name_cause(CaseReport& rep) {
+  for (const auto& t : rep.tensors) {
+    if (t.passed || !t.problem.empty()) continue;
+    if (rep.cause_tensor.empty() || specificity(t.verdict.pattern) > specificity(rep.cause.pattern)) {
+      rep.cause = t.verdict;
+      rep.cause_tensor = t.name;
+    }
+  }
+}
+
+std::string dtype_path_of(const cases::Case& c) {
+  std::string path(dtype_name(c.dtype));
+  if (c.quantised_cache()) path += " with an " + std::string(dtype_name(c.cache_storage_dtype())) + " cache";
+  return path;
+}
+
 }  // namespace
 
 std::string canonical_output_name(std::string_view name, CaseKernel kernel) {
@@ -337,9 +355,11 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
   rep.description = cases::describe(gc);
   rep.golden = golden_path;
   rep.actual = actual_path;
+  rep.dtype_path = dtype_path_of(gc);
   const kinds::KernelKind& kind = kinds::kind_of(gc);
   if (!kind.traits().attends) {  // its outputs are the caches it writes
     diff_cache_write(rep, gc, g, actual);
+    name_cause(rep);
     return rep;
   }
   const CaseGeometry geo =
@@ -444,6 +464,7 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
   const std::vector<std::string> incompatible = cases::vllm_incompatibilities(gc);
   if (!incompatible.empty() && !gc.vllm_faithful)
     for (const auto& reason : incompatible) rep.notes.push_back("not what vLLM computes: " + reason);
+  name_cause(rep);
   return rep;
 }
 

@@ -274,7 +274,7 @@ TensorReport compare_tensor(const CompareInput& in) {
     } else {
       mismatch = err * err > p.nmse * mean_sq;  // above the allowed root-mean-square error
     }
-    tallies.add(c, mismatch, nonfinite, err);
+    tallies.add(c, mismatch, nonfinite, std::isnan(ai), err);
     r.ulp_histogram.add(std::isfinite(err) ? err / ulp_of(in.golden_dtype, ei) : kInf);
     if (err > worst_abs) worst_abs = err, worst_abs_i = i;
     if (std::isfinite(ei) && ei != 0) {

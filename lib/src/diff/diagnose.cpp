@@ -75,25 +75,6 @@ std::string sci(double v) {
   return os.str();
 }
 
-/// A row per sequence (decode): the sequences longer than the window are exactly the wrong ones.
-std::optional<Verdict> longer_than_window(const cases::Case& c, const TensorReport& r) {
-  if (c.sliding_window == 0 || kinds::kind_of(c).traits().new_tokens || r.per_seq.size() != c.seq_lens.size())
-    return std::nullopt;
-  bool all_long_wrong = true, any_long = false, short_clean = true;
-  for (std::size_t s = 0; s < c.seq_lens.size(); ++s) {
-    const bool is_long = c.seq_lens[s] > c.sliding_window;
-    const bool wrong = r.per_seq[s].mismatched > 0;
-    any_long |= is_long;
-    if (is_long && !wrong) all_long_wrong = false;
-    if (!is_long && wrong) short_clean = false;
-  }
-  if (!any_long || !all_long_wrong || !short_clean) return std::nullopt;
-  std::ostringstream os;
-  os << "only the sequences longer than the sliding window (" << c.sliding_window
-     << " tokens) are wrong, every one of them: the window is applied wrongly";
-  return Verdict{Pattern::longer_than_window, os.str()};
-}
-
 }  // namespace
 
 std::optional<double> uniform_ratio(const std::vector<double>& actual, const std::vector<double>& expected) {
@@ -135,13 +116,17 @@ std::optional<Verdict> diagnose_output(const golden::GoldenTensors& g, const Ten
   const std::vector<double> a = actual.to_f64();
   const Tensor* exact = g.find("out_exact");
   double max_exact = 0;
+  const std::vector<double> exact_values = exact != nullptr ? exact->to_f64() : std::vector<double>{};
   if (exact != nullptr)
-    for (double e : exact->to_f64())
+    for (double e : exact_values)
       if (std::isfinite(e)) max_exact = std::max(max_exact, std::fabs(e));
   std::ostringstream tried;
   for (const Variant& v : variants_of(c)) {
     const std::vector<double> alt = exact_with(g, v);
     if (alt.size() != a.size()) continue;
+    // A convention that changes nothing here (a scale of 1 ignored) names nothing: the output
+    // that matches it matches the oracle as well.
+    if (exact != nullptr && exact_values == alt) continue;
     // The tensor's bound, at the variant's scale (a scale ignored makes the output larger, and the
     // vendor's legitimate error with it).
     double max_alt = 0;
@@ -164,8 +149,7 @@ std::optional<Verdict> diagnose_output(const golden::GoldenTensors& g, const Ten
     tried << (tried.tellp() > 0 ? ", " : "") << v.name << " " << sci(worst);
   }
   if (exact != nullptr)
-    if (auto ratio = uniform_ratio_verdict(a, exact->to_f64())) return ratio;
-  if (auto w = longer_than_window(c, report)) return w;
+    if (auto ratio = uniform_ratio_verdict(a, exact_values)) return ratio;
   return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
@@ -52,6 +53,7 @@ CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables
   g.kernel = c.kernel;
   g.num_seqs = c.num_seqs;
   g.num_heads = c.num_heads;
+  g.num_kv_heads = c.num_kv_heads;
   g.head_size = c.head_size;
   g.block_size = c.block_size;
   g.partition_size = c.partition_size;
@@ -62,6 +64,9 @@ CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables
           shape_to_string(block_tables.shape()), ", expected [", c.num_seqs, ", columns]");
   g.block_tables = i32_values(block_tables, "block_tables");
   g.table_columns = static_cast<std::int32_t>(block_tables.size(1));
+  g.sliding_window = cases::kernel_features(c).sliding_window;
+  g.poison_unused = c.poison_unused;
+  g.partitioned = kinds::kind_of(c).traits().partitioned;
   if (kinds::kind_of(c).traits().new_tokens) {
     require(query_start_loc != nullptr, "golden: a ", kinds::kind_of(c).name(),
             " golden needs query_start_loc");

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "pao/core/error.hpp"
 #include "pao/diff/diff.hpp"
@@ -98,6 +100,46 @@ bool holds_one_case(const fs::path& p) {
 
 }  // namespace
 
+std::string dtype_path_cause(const std::vector<CaseReport>& cases) {
+  struct Attribute {
+    std::string (*of)(const std::string& path);
+    const char* path_text;  // what the failing cases share, worded for the line
+  };
+  const Attribute attributes[] = {
+      {[](const std::string& p) {
+         return p.find(" with ") == std::string::npos ? "" : p.substr(p.find(" with ") + 1);
+       },
+       "the dequantisation of the cache"},
+      {[](const std::string& p) { return p.substr(0, p.find(' ')); },
+       "the conversions and loads of that dtype"},
+  };
+  std::vector<const CaseReport*> judged;  // compared, not an error
+  for (const auto& c : cases)
+    if (!c.not_run && c.error.empty() && c.compared_count() > 0) judged.push_back(&c);
+  if (judged.size() < 2) return "";
+  for (const auto& a : attributes) {
+    std::map<std::string, std::pair<int, int>> tally;  // value -> failing, cases
+    for (const auto* c : judged) {
+      auto& [failing, all] = tally[a.of(c->dtype_path)];
+      failing += !c->passed();
+      ++all;
+    }
+    std::int64_t failing_total = 0;
+    for (const auto& [value, t] : tally) failing_total += t.first;
+    for (const auto& [value, t] : tally) {
+      if (value.empty() || t.first != t.second || t.first != failing_total ||
+          t.second == static_cast<int>(judged.size()))
+        continue;
+      std::ostringstream os;
+      os << "only the " << (value.starts_with("with") ? "cases " + value : value + " cases") << " fail ("
+         << t.first << " of " << t.second << "; the " << judged.size() - static_cast<std::size_t>(t.second)
+         << " others pass): " << a.path_text;
+      return os.str();
+    }
+  }
+  return "";
+}
+
 DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const DiffOptions& options) {
   require(fs::exists(golden), golden.string(), ": no such file or folder");
   require(fs::exists(actual), actual.string(), ": no such file or folder");
@@ -154,6 +196,7 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
     if (candidate && !p.filename().string().starts_with(".") && !used.count(fs::weakly_canonical(p)))
       report.notes.push_back("ACTUAL " + p.string() + " matches no golden case");
   }
+  report.dtype_pattern = dtype_path_cause(report.cases);
   return report;
 }
 

@@ -6,19 +6,12 @@
 #include <optional>
 #include <sstream>
 
+#include "pao/diff/structure.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::diff {
 
 namespace {
-
-/// "0, 1, 2" (at most `limit` items, then "... (N in all)").
-std::string list(const std::vector<std::int32_t>& v, std::size_t limit = 8) {
-  std::ostringstream os;
-  for (std::size_t i = 0; i < v.size() && i < limit; ++i) os << (i ? ", " : "") << v[i];
-  if (v.size() > limit) os << ", ... (" << v.size() << " in all)";
-  return os.str();
-}
 
 std::vector<std::int32_t> bad_indices(const std::vector<Tally>& tallies) {
   std::vector<std::int32_t> out;
@@ -77,7 +70,7 @@ std::optional<Verdict> partition_verdict(const CaseGeometry& g, const Tallies& t
   }
   if (all_last && some_later) {
     std::ostringstream os;
-    os << "only the last partition of seq" << (seqs.size() > 1 ? "s " : " ") << list(seqs);
+    os << "only the last partition of seq" << (seqs.size() > 1 ? "s " : " ") << index_list(seqs);
     if (bad.size() == 1) {
       const auto [s, p] = bad.front();
       const IndexRange tokens =
@@ -92,8 +85,8 @@ std::optional<Verdict> partition_verdict(const CaseGeometry& g, const Tallies& t
       std::any_of(bad.begin(), bad.end(), [&](const Bad& b) { return g.partitions_of(b.seq) > 1; });
   if (same_partition && others_clean) {
     std::ostringstream os;
-    os << "partition " << bad.front().partition << " of seq" << (seqs.size() > 1 ? "s " : " ") << list(seqs)
-       << "; their other partitions are clean";
+    os << "partition " << bad.front().partition << " of seq" << (seqs.size() > 1 ? "s " : " ")
+       << index_list(seqs) << "; their other partitions are clean";
     return Verdict{Pattern::whole_partition, os.str()};
   }
   return std::nullopt;
@@ -134,7 +127,7 @@ std::optional<Verdict> token_verdict(const CaseGeometry& g, const Tallies& t) {
   });
   if (tails) {
     std::ostringstream os;
-    os << "only the last new tokens of seq" << (seqs.size() > 1 ? "s " : " ") << list(seqs) << " (seq "
+    os << "only the last new tokens of seq" << (seqs.size() > 1 ? "s " : " ") << index_list(seqs) << " (seq "
        << seqs.front() << " from new token " << bad[static_cast<std::size_t>(seqs.front())].first << " on)";
     return Verdict{Pattern::sequence_tail, os.str()};
   }
@@ -142,6 +135,13 @@ std::optional<Verdict> token_verdict(const CaseGeometry& g, const Tallies& t) {
 }
 
 }  // namespace
+
+std::string index_list(const std::vector<std::int32_t>& v, std::size_t limit) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < v.size() && i < limit; ++i) os << (i ? ", " : "") << v[i];
+  if (v.size() > limit) os << ", ... (" << v.size() << " in all)";
+  return os.str();
+}
 
 Tallies::Tallies(const CaseGeometry& g, OutputLayout layout) {
   per_seq.resize(static_cast<std::size_t>(g.num_seqs));
@@ -154,13 +154,14 @@ Tallies::Tallies(const CaseGeometry& g, OutputLayout layout) {
   if (layout == OutputLayout::token_head_dim) per_token.resize(g.token_seq.size());
 }
 
-void Tallies::add(const Coords& c, bool mismatch, bool is_nonfinite, double abs_error) {
+void Tallies::add(const Coords& c, bool mismatch, bool is_nonfinite, bool is_nan, double abs_error) {
   auto bump = [&](std::vector<Tally>& v, std::int64_t i) {
     if (i < 0 || static_cast<std::size_t>(i) >= v.size()) return;
     Tally& t = v[static_cast<std::size_t>(i)];
     ++t.compared;
     t.mismatched += mismatch;
     t.nonfinite += is_nonfinite;
+    t.nan += is_nonfinite && is_nan;
     if (std::isfinite(abs_error)) t.max_abs = std::max(t.max_abs, abs_error);
   };
   ++compared;
@@ -207,31 +208,99 @@ std::string to_string(Pattern p) {
       return "uniform-ratio";
     case Pattern::matches_variant:
       return "matches-variant";
-    case Pattern::longer_than_window:
-      return "longer-than-window";
+    case Pattern::empty_sequence:
+      return "empty-sequence";
+    case Pattern::unused_slots:
+      return "unused-slots";
+    case Pattern::kv_head_mapping:
+      return "kv-head-mapping";
+    case Pattern::kv_group:
+      return "kv-group";
+    case Pattern::multi_partition:
+      return "multi-partition";
+    case Pattern::window_edge:
+      return "window-edge";
+    case Pattern::first_token:
+      return "first-token";
+    case Pattern::last_token:
+      return "last-token";
+    case Pattern::causal_mask:
+      return "causal-mask";
+    case Pattern::partial_block:
+      return "partial-block";
+    case Pattern::block_boundary:
+      return "block-boundary";
+    case Pattern::long_sequences:
+      return "long-sequences";
   }
   return "?";
 }
 
+int specificity(Pattern p) {
+  switch (p) {
+    case Pattern::none:
+      return 0;
+    case Pattern::scattered:
+      return 1;
+    case Pattern::nan_inf:
+      return 2;
+    case Pattern::whole_sequence:
+    case Pattern::whole_head:
+      return 3;
+    case Pattern::single_block:
+    case Pattern::sequence_tail:
+    case Pattern::whole_partition:
+      return 4;
+    case Pattern::uniform_ratio:
+      return 5;
+    case Pattern::empty_sequence:
+    case Pattern::unused_slots:
+    case Pattern::kv_head_mapping:
+    case Pattern::kv_group:
+    case Pattern::multi_partition:
+    case Pattern::window_edge:
+    case Pattern::first_token:
+    case Pattern::last_token:
+    case Pattern::causal_mask:
+    case Pattern::partial_block:
+    case Pattern::block_boundary:
+    case Pattern::long_sequences:
+      return 6;
+    case Pattern::scale_ignored:
+    case Pattern::double_rounding:
+    case Pattern::one_ulp:
+    case Pattern::not_written:
+    case Pattern::outside_slots:
+    case Pattern::matches_variant:
+      return 7;
+  }
+  return 0;
+}
+
 Verdict classify(const CaseGeometry& g, OutputLayout layout, const Tallies& t) {
   if (t.mismatched == 0) return {Pattern::none, "no mismatch"};
+  if (auto v = empty_sequence_cause(g, t)) return *v;
   if (t.nonfinite > 0) {
+    if (auto v = unused_slots_cause(g, layout, t)) return *v;
     std::ostringstream os;
     os << t.nonfinite << " NaN/Inf value" << (t.nonfinite > 1 ? "s" : "") << " where the golden is finite";
     return {Pattern::nan_inf, os.str()};
   }
+  if (auto v = head_cause(g, t)) return *v;
   const auto heads = bad_indices(t.per_head);
   if (heads.size() < t.per_head.size() && mostly_wrong(t.per_head, heads))
-    return {Pattern::whole_head, "head" + std::string(heads.size() > 1 ? "s " : " ") + list(heads) +
+    return {Pattern::whole_head, "head" + std::string(heads.size() > 1 ? "s " : " ") + index_list(heads) +
                                      " wrong almost everywhere; the other heads are clean"};
   if (has_partitions(layout)) {
     if (auto v = partition_verdict(g, t)) return *v;
   } else if (layout == OutputLayout::token_head_dim) {
+    if (auto v = token_cause(g, t)) return *v;
     if (auto v = token_verdict(g, t)) return *v;
   }
+  if (auto v = sequence_cause(g, layout, t)) return *v;
   const auto seqs = bad_indices(t.per_seq);
   if (seqs.size() < t.per_seq.size() && mostly_wrong(t.per_seq, seqs)) {
-    std::string detail = "seq" + std::string(seqs.size() > 1 ? "s " : " ") + list(seqs) +
+    std::string detail = "seq" + std::string(seqs.size() > 1 ? "s " : " ") + index_list(seqs) +
                          " wrong in every head; the other sequences are clean";
     if (layout == OutputLayout::seq_head_dim) detail += " (diff the V2 partials to see which tokens)";
     return {Pattern::whole_sequence, detail};

@@ -150,10 +150,14 @@ std::string render_json(const DiffReport& report) {
     if (!c.error.empty()) cj["error"] = c.error;
     if (!c.reduce_verdict.empty()) cj["reduce_verdict"] = c.reduce_verdict;
     cj["notes"] = c.notes;
+    if (c.cause.pattern != Pattern::none)
+      cj["cause"] = {
+          {"pattern", to_string(c.cause.pattern)}, {"detail", c.cause.detail}, {"tensor", c.cause_tensor}};
     j["cases"].push_back(cj);
     for (const auto& t : c.tensors) j["tensors"].push_back(tensor_json(c, t));
   }
   j["notes"] = report.notes;
+  if (!report.dtype_pattern.empty()) j["dtype_pattern"] = report.dtype_pattern;
   return j.dump(2) + "\n";
 }
 

@@ -160,6 +160,9 @@ std::string render_text(const DiffReport& report, const TextOptions& options) {
     os << "  golden " << c.golden.string() << "\n  actual " << c.actual.string() << "\n";
     if (!c.error.empty()) os << "  ERROR  " << c.error << "\n";
     for (const auto& t : c.tensors) tensor_text(os, t, options);
+    if (c.failed_count() > 1 && c.cause.pattern != Pattern::none)  // one line for the case
+      os << "  cause (from " << c.cause_tensor << "): " << to_string(c.cause.pattern) << " — "
+         << c.cause.detail << "\n";
     if (!c.not_compared.empty()) {
       os << "  not compared (ACTUAL lacks them; the verdict is without them):";
       for (std::size_t i = 0; i < c.not_compared.size(); ++i) os << (i ? ", " : " ") << c.not_compared[i];
@@ -170,6 +173,8 @@ std::string render_text(const DiffReport& report, const TextOptions& options) {
     os << "\n";
   }
   for (const auto& n : report.notes) os << "note: " << n << "\n";
+  if (!report.dtype_pattern.empty())
+    os << "pattern across cases: dtype-path — " << report.dtype_pattern << "\n";
   os << summary_line(report) << "\n";
   return os.str();
 }

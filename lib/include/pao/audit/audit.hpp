@@ -27,6 +27,11 @@ struct MutationOutcome {
   double effect = 0, kernel_error = 0, effect_nmse = 0, kernel_nmse = 0;
   bool diff_passed = false;
   std::string failures;  // the failing tensors and criteria, "out: row, nmse; v2.tmp_out: elementwise"
+  /// A caught bug: the cause pao diff named for the case (diff::CaseReport::cause), whether a
+  /// cause of the bug exists in the case (audit/expected_cause.hpp; or was named anyway), and
+  /// whether the named one is it.
+  std::string cause;  // "multi-partition (out): the failing sequences are exactly ..."
+  bool cause_exists = false, cause_named = false;
   bool as_expected() const {
     return !not_applicable.empty() || (kind == MutationKind::bug ? !diff_passed : diff_passed);
   }
@@ -52,13 +57,17 @@ struct AuditOptions {
 std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const AuditOptions& options);
 
 struct MatrixCell {
-  std::int64_t applicable = 0, as_expected = 0;  // bugs: caught; legitimate: passed
+  std::int64_t applicable = 0, as_expected = 0;    // bugs: caught; legitimate: passed
+  std::int64_t cause_exists = 0, cause_named = 0;  // caught bugs: a cause to name; the right one named
 };
 struct AuditMatrix {
   std::vector<std::string> mutations;                              // rows, library order
   std::vector<std::string> dtype_classes;                          // columns: f32 f16 bf16 fp8, those present
   std::map<std::string, std::map<std::string, MatrixCell>> cells;  // [mutation][dtype class]
-  std::vector<std::string> misses;  // "window_plus_one on decode-...: passed (a bug not caught)"
+  std::vector<std::string> misses;   // "window_plus_one on decode-...: passed (a bug not caught)"
+  std::vector<std::string> unnamed;  // caught with a cause to name, another named: "bug on case: named X"
+  std::int64_t cause_exists() const;
+  std::int64_t cause_named() const;
   bool clean() const { return misses.empty(); }
 };
 

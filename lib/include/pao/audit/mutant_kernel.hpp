@@ -36,6 +36,7 @@ enum class Bug : std::uint8_t {
   partials_swapped,               // V2: tmp_out of partitions 0 and 1 written to each other's slot
   fp8_other_format,               // fp8 cache decoded as the other fp8 format
   nan_leak,                       // P·V runs over the last block's unused slots with p = 0 (0 * NaN)
+  partial_block_dropped,  // decode: seq_len / block_size blocks read (floor): a partly filled last block lost
 };
 
 struct MutantOptions {

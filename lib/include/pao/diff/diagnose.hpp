@@ -3,8 +3,8 @@
 // sliding window ignored or off by one, ALiBi or the soft-cap ignored, the new tokens of an fp8
 // prefix read from the other source. A vendor that made that choice lands within the same bound
 // the tensor failed; pao diff then names it ("matches: v_scale ignored") instead of "scattered".
-// Also: a constant ratio between actual and expected (uniform x4.0), and for windowed cases
-// whether exactly the sequences longer than the window are wrong.
+// Also: a constant ratio between actual and expected (uniform x4.0). (The causes read from
+// where the failing rows lie, the window's edge among them, are diff/structure.hpp's.)
 #pragma once
 
 #include <optional>

@@ -59,6 +59,13 @@ struct CaseReport {
   std::string reduce_verdict;  // with --reduce
   std::string error;           // the case could not be diffed (no ACTUAL for it, ...): it fails
   bool not_run = false;        // --allow-missing: ACTUAL has no outputs for it (not counted)
+  /// What the case is named as failing by: the most telling verdict of its failing tensors (the
+  /// most specific pattern, the first tensor on a tie), and that tensor; none when all passed.
+  Verdict cause;
+  std::string cause_tensor;
+  /// The dtypes the case runs in, "f16" or "bf16 with an fp8_e4m3 cache" (the suite's dtype-path
+  /// cause compares them across cases).
+  std::string dtype_path;
 
   std::int64_t passed_count() const;
   std::int64_t failed_count() const;    // failing tensors, or 1 for a case with an error (0 if not run)
@@ -69,6 +76,9 @@ struct CaseReport {
 struct DiffReport {
   std::vector<CaseReport> cases;
   std::vector<std::string> notes;  // e.g. ACTUAL files that match no golden
+  /// Across the cases of a folder: the failing cases are exactly those of one dtype path (only
+  /// the fp8-cache cases, only bf16), said as one line; empty when no such path exists.
+  std::string dtype_pattern;
   std::int64_t passed() const;
   std::int64_t failed() const;
   std::int64_t not_run() const;  // cases
@@ -76,6 +86,10 @@ struct DiffReport {
   std::int64_t compared() const;
   std::int64_t not_compared() const;  // CaseReport::not_compared, over all cases
 };
+
+/// The dtype-path line of DiffReport::dtype_pattern for these cases ("" when none applies): the
+/// failing cases (2+ cases compared) are exactly those of one activation dtype or cache format.
+std::string dtype_path_cause(const std::vector<CaseReport>& cases);
 
 /// The canonical output name of a tensor name in ACTUAL, or "" if it is not an output.
 std::string canonical_output_name(std::string_view name, cases::CaseKernel kernel);

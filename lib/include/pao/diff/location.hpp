@@ -26,13 +26,20 @@ bool has_partitions(OutputLayout layout);
 /// What location mapping needs from a golden.
 struct CaseGeometry {
   cases::CaseKernel kernel = cases::CaseKernel::decode;
-  std::int32_t num_seqs = 0, num_heads = 0, head_size = 0, block_size = 16;
+  std::int32_t num_seqs = 0, num_heads = 0, num_kv_heads = 0, head_size = 0, block_size = 16;
   std::int32_t partition_size = KernelTuning{}.partition_size, max_num_partitions = 1;
   std::vector<std::int32_t> seq_lens;
   std::vector<std::int32_t> query_start_loc;  // prefix: num_seqs + 1 entries
   std::vector<std::int32_t> token_seq;        // prefix: the sequence of every new token
   std::vector<std::int32_t> block_tables;     // row-major [num_seqs, table_columns]
   std::int32_t table_columns = 0;
+  // What the structural causes test the failing set against (diff/structure.hpp):
+  std::int32_t sliding_window = 0;  // as the kernels compute it (0 for a vLLM-faithful case)
+  bool poison_unused = true;        // the golden's unused cache slots hold NaN
+  bool partitioned = false;         // the kind has V2 partitions
+
+  /// The query heads that share a KV head.
+  std::int32_t group_size() const { return num_kv_heads > 0 ? num_heads / num_kv_heads : 1; }
 
   /// Builds from the case and the golden's block_tables, seq_lens (and query_start_loc for
   /// prefix); checks they agree with the case.

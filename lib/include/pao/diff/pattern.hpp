@@ -23,7 +23,19 @@
 //   uniform-ratio   actual = r x expected nearly everywhere (e.g. a scale applied twice or not at all)
 //   matches-variant the output equals the oracle's with one convention changed (a scale ignored, the
 //                   window ignored or off by one, ALiBi or soft-cap ignored, the other new-token source)
-//   longer-than-window  exactly the sequences longer than the sliding window are wrong
+// and from the structure of the case (diff/structure.hpp), the failing set matching exactly:
+//   empty-sequence  exactly the empty sequences (vLLM writes 0 for them)
+//   unused-slots    NaN/Inf only in sequences whose last block is partly filled, unused slots NaN
+//   kv-head-mapping the heads head % num_kv_heads maps to another KV head than head / group
+//   kv-group        the whole groups of some KV heads
+//   multi-partition the sequences with 2+ V2 partitions
+//   window-edge     the sequences longer than the window / the new tokens past its edge
+//   first-token     the one-token sequences / each sequence's first new token
+//   last-token      each sequence's last new token
+//   causal-mask     every new token but each sequence's last
+//   partial-block   the sequences whose last block is partly filled
+//   block-boundary  the sequences ending on a block boundary / new tokens at a block's first or last slot
+//   long-sequences  the sequences of N tokens or more, the error growing with length
 #pragma once
 
 #include <cstdint>
@@ -38,6 +50,7 @@ struct Tally {
   std::int64_t compared = 0;
   std::int64_t mismatched = 0;
   std::int64_t nonfinite = 0;  // NaN / Inf actuals where the golden is finite
+  std::int64_t nan = 0;        // of those, NaN (a NaN read propagates as NaN, an empty softmax gives -Inf)
   double max_abs = 0;          // largest finite |actual - expected|
 };
 
@@ -48,8 +61,8 @@ struct Tallies {
   std::int64_t compared = 0, mismatched = 0, nonfinite = 0;
 
   Tallies(const CaseGeometry& g, OutputLayout layout);
-  /// One compared element. nonfinite: a NaN/Inf actual where the golden is finite.
-  void add(const Coords& c, bool mismatch, bool nonfinite, double abs_error);
+  /// One compared element. nonfinite: a NaN/Inf actual where the golden is finite; nan: it is NaN.
+  void add(const Coords& c, bool mismatch, bool nonfinite, bool nan, double abs_error);
 
  private:
   std::int32_t partitions_ = 1;
@@ -71,9 +84,26 @@ enum class Pattern : std::uint8_t {
   outside_slots,
   uniform_ratio,
   matches_variant,
-  longer_than_window
+  empty_sequence,
+  unused_slots,
+  kv_head_mapping,
+  kv_group,
+  multi_partition,
+  window_edge,
+  first_token,
+  last_token,
+  causal_mask,
+  partial_block,
+  block_boundary,
+  long_sequences
 };
 std::string to_string(Pattern pattern);
+/// How much a pattern says about the cause, for picking a case's cause among its failing tensors:
+/// a convention named from the values first, then a structural cause, a location, scattered last.
+int specificity(Pattern pattern);
+
+/// "0, 1, 2" (at most `limit` items, then "... (N in all)").
+std::string index_list(const std::vector<std::int32_t>& v, std::size_t limit = 8);
 
 struct Verdict {
   Pattern pattern = Pattern::none;
