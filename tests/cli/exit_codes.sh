@@ -156,6 +156,13 @@ first=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); print([c['f
 printf 'x' >>"$tmp/mixed/$first"
 expect 2 diff "$tmp/mixed" "$tmp/mixed"
 says stderr "regenerate it: pao golden --suite $tmp/suite.json --out $tmp/mixed --force"
+# ... and a missing case's hint names the run that expected it (not the folder's last run)
+# (a run killed before it wrote the case: neither its file nor its manifest entry)
+python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['cases']=[c for c in m['cases'] if c['file']!=sys.argv[2]]; json.dump(m,open(p,'w'))" "$tmp/mixed/manifest.json" "$first"
+rm "$tmp/mixed/$first"
+expect 2 diff "$tmp/mixed" "$tmp/mixed"
+says stderr "of the 2 runs that filled it"
+says stderr "Complete it with: pao golden --suite $tmp/suite.json --out $tmp/mixed"
 # Ctrl-C: the line that says how to resume, exit 130
 cat >"$tmp/slow.json" <<'JSON'
 {"suite": "slow", "description": "long enough to interrupt", "grids": [{"name": "g", "fixed": {"num_heads": 8,

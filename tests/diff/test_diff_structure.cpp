@@ -202,7 +202,7 @@ TEST_CASE("dtype path: the failing cases are exactly those of one cache format o
         "the cache");
   const std::string bf16 = dtype_path_cause(
       {report("f16", true), report("bf16", false), report("bf16 with an fp8_e4m3 cache", false)});
-  CHECK(bf16.starts_with("only the bf16 cases fail (2 of 2; the 1 others pass)"));
+  CHECK(bf16.starts_with("only the bf16 cases fail (2 of 2; the 1 other passes)"));
   CHECK(dtype_path_cause(
             {report("f16", false), report("bf16", true), report("bf16 with an fp8_e4m3 cache", false)})
             .empty());

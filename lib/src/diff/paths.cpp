@@ -110,6 +110,10 @@ std::string dtype_path_cause(const std::vector<CaseReport>& cases) {
          return p.find(" with ") == std::string::npos ? "" : p.substr(p.find(" with ") + 1);
        },
        "the dequantisation of the cache"},
+      {[](const std::string& p) {
+         return std::string(p.find(" with ") == std::string::npos ? "" : "with a quantised cache");
+       },
+       "the dequantisation of the caches"},
       {[](const std::string& p) { return p.substr(0, p.find(' ')); },
        "the conversions and loads of that dtype"},
   };
@@ -131,9 +135,10 @@ std::string dtype_path_cause(const std::vector<CaseReport>& cases) {
           t.second == static_cast<int>(judged.size()))
         continue;
       std::ostringstream os;
+      const std::size_t others = judged.size() - static_cast<std::size_t>(t.second);
       os << "only the " << (value.starts_with("with") ? "cases " + value : value + " cases") << " fail ("
-         << t.first << " of " << t.second << "; the " << judged.size() - static_cast<std::size_t>(t.second)
-         << " others pass): " << a.path_text;
+         << t.first << " of " << t.second << "; the " << others
+         << (others == 1 ? " other passes" : " others pass") << "): " << a.path_text;
       return os.str();
     }
   }

@@ -247,12 +247,8 @@ int specificity(Pattern p) {
     case Pattern::whole_sequence:
     case Pattern::whole_head:
       return 3;
-    case Pattern::single_block:
-    case Pattern::sequence_tail:
-    case Pattern::whole_partition:
-      return 4;
     case Pattern::uniform_ratio:
-      return 5;
+      return 4;
     case Pattern::empty_sequence:
     case Pattern::unused_slots:
     case Pattern::kv_head_mapping:
@@ -265,6 +261,10 @@ int specificity(Pattern p) {
     case Pattern::partial_block:
     case Pattern::block_boundary:
     case Pattern::long_sequences:
+      return 5;
+    case Pattern::single_block:  // the V2 partition or KV block to blame, more precise than a set of rows
+    case Pattern::sequence_tail:
+    case Pattern::whole_partition:
       return 6;
     case Pattern::scale_ignored:
     case Pattern::double_rounding:
@@ -292,7 +292,15 @@ Verdict classify(const CaseGeometry& g, OutputLayout layout, const Tallies& t) {
     return {Pattern::whole_head, "head" + std::string(heads.size() > 1 ? "s " : " ") + index_list(heads) +
                                      " wrong almost everywhere; the other heads are clean"};
   if (has_partitions(layout)) {
-    if (auto v = partition_verdict(g, t)) return *v;
+    // A partition or block to blame pinpoints the bug; "the last partition" of some sequences is
+    // implied by what they share (their partly filled last block, ...), which names it better.
+    const auto located = partition_verdict(g, t);
+    if (located && located->pattern != Pattern::sequence_tail) return *located;
+    if (auto v = sequence_cause(g, layout, t)) {
+      if (located) v->detail += "; by partition: " + located->detail;
+      return *v;
+    }
+    if (located) return *located;
   } else if (layout == OutputLayout::token_head_dim) {
     if (auto v = token_cause(g, t)) return *v;
     if (auto v = token_verdict(g, t)) return *v;

@@ -16,7 +16,7 @@ struct Predicate {
   std::vector<bool> selected;  // per unit (sequence, new token or head)
   std::string what;            // "the sequences with 2+ V2 partitions"
   std::string rest;            // "the single-partition sequences pass"
-  std::string advice;          // "look at the partials or the reduce"
+  std::string advice;          // "the partials or the reduce"
 };
 
 enum class Fit : std::uint8_t { exact, nearly, within };
@@ -281,8 +281,8 @@ std::optional<Verdict> sequence_cause(const CaseGeometry& g, OutputLayout layout
                  has_partitions(layout)
                      ? "the partial kernel's handling of 2+ partitions (a partition's bounds, "
                        "its slot, the tokens it reads)"
-                     : "look at the partials or the reduce (hand over tmp_out, max_logits and "
-                       "exp_sums, and diff with --reduce)"});
+                     : "the partials or the reduce (diff tmp_out, max_logits and exp_sums with "
+                       "--reduce to tell which)"});
   const std::int32_t W = g.sliding_window;
   if (W > 0 && layout != OutputLayout::token_head_dim) {
     const std::string advice = "the sliding window is applied wrongly (its edge off by one, or ignored)";

@@ -16,13 +16,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The cases of `suite_cases` the folder lacks, each with the command that writes it: the
-/// manifest's own (plain runs), or shard (position mod N)'s.
+/// The cases of `suite_cases` the folder lacks, each with the command that writes it: the run's
+/// that expected it (plain runs; else the manifest's own), or shard (position mod N)'s.
 void find_missing(GoldenFolder& folder, const Manifest& m, const std::set<std::string>& held,
                   std::int32_t shard_count) {
   for (std::size_t pos = 0; pos < m.suite_cases.size(); ++pos) {
     const std::string& id = m.suite_cases[pos];
     if (held.count(id)) continue;
+    if (shard_count == 0 && !m.expected_by(pos).empty()) {  // a folder that several runs filled
+      folder.missing.push_back({id, m.expected_by(pos) + " --out " + folder.dir.string()});
+      continue;
+    }
     Manifest writer = m;
     if (shard_count > 0)
       writer.shard =
@@ -114,7 +118,12 @@ void require_complete(const GoldenFolder& folder, const std::string& glob) {
   }
   if (missing.size() > 4) ids += ", ...";
   if (seen.size() > 3) commands += "; ... (" + std::to_string(seen.size()) + " shards in all)";
-  const std::string suite = folder.manifest && !folder.manifest->suite.empty()
+  std::set<std::string> runs;  // the runs that filled the folder, when more than one did
+  if (folder.manifest)
+    for (const auto& c : folder.manifest->suite_case_commands)
+      if (!c.empty()) runs.insert(c);
+  const std::string suite = runs.size() > 1 ? "the " + std::to_string(runs.size()) + " runs that filled it"
+                            : folder.manifest && !folder.manifest->suite.empty()
                                 ? "suite '" + folder.manifest->suite + "'"
                                 : "its run";
   fail(folder.dir.string(), ": incomplete: ", missing.size(), " of the ", expected, " cases of ", suite,

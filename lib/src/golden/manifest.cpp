@@ -80,9 +80,18 @@ const ManifestEntry* Manifest::find(const std::string& id) const {
   return it != entries.end() && it->id == id ? &*it : nullptr;
 }
 
-void Manifest::expect_cases(const std::vector<std::string>& ids) {
+void Manifest::expect_cases(const std::vector<std::string>& ids, const std::string& command) {
+  suite_case_commands.resize(suite_cases.size());
   for (const auto& id : ids)
-    if (std::find(suite_cases.begin(), suite_cases.end(), id) == suite_cases.end()) suite_cases.push_back(id);
+    if (std::find(suite_cases.begin(), suite_cases.end(), id) == suite_cases.end()) {
+      suite_cases.push_back(id);
+      suite_case_commands.push_back(command);
+    }
+}
+
+const std::string& Manifest::expected_by(std::size_t pos) const {
+  static const std::string none;
+  return pos < suite_case_commands.size() ? suite_case_commands[pos] : none;
 }
 
 void Manifest::upsert(ManifestEntry e) {
@@ -117,6 +126,11 @@ Manifest read_manifest(const fs::path& path) {
                              j["shard"].at("count").get<std::int32_t>()};
     for (const auto& e : j.at("cases")) m.upsert(entry_from_json(e));
     if (j.contains("suite_cases")) m.suite_cases = j["suite_cases"].get<std::vector<std::string>>();
+    if (j.contains("suite_case_commands"))
+      m.suite_case_commands = j["suite_case_commands"].get<std::vector<std::string>>();
+    // Only hints for a missing case's command: a list that does not fit suite_cases (an edited
+    // manifest) is dropped, and the manifest's own run is named instead.
+    if (m.suite_case_commands.size() != m.suite_cases.size()) m.suite_case_commands.clear();
     return m;
   } catch (const json::exception& e) {
     fail("manifest ", path.string(), ": malformed: ", e.what());
@@ -133,6 +147,9 @@ void write_manifest(const fs::path& path, const Manifest& m) {
   if (!m.golden_flags.empty()) j["golden_flags"] = m.golden_flags;
   if (m.shard) j["shard"] = {{"index", m.shard->index}, {"count", m.shard->count}};
   if (!m.suite_cases.empty()) j["suite_cases"] = m.suite_cases;
+  if (std::any_of(m.suite_case_commands.begin(), m.suite_case_commands.end(),
+                  [](const std::string& c) { return !c.empty(); }))
+    j["suite_case_commands"] = m.suite_case_commands;
   j["cases"] = json::array();
   for (const auto& e : m.entries) j["cases"].push_back(entry_to_json(e));
   const std::string text = j.dump(1) + "\n";

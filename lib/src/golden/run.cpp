@@ -70,7 +70,7 @@ GoldenRunResult run_golden(const std::vector<cases::Case>& cases, const GoldenRu
   std::vector<std::string> run_ids = options.suite_cases;
   if (run_ids.empty())
     for (const auto& c : cases) run_ids.push_back(c.id);
-  manifest.expect_cases(run_ids);
+  manifest.expect_cases(run_ids, run_command(manifest));
   write_manifest(result.manifest_path, manifest);
 
   std::mutex mutex;  // guards manifest, result and on_event

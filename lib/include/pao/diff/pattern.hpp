@@ -99,7 +99,8 @@ enum class Pattern : std::uint8_t {
 };
 std::string to_string(Pattern pattern);
 /// How much a pattern says about the cause, for picking a case's cause among its failing tensors:
-/// a convention named from the values first, then a structural cause, a location, scattered last.
+/// a convention named from the values first, then the partition or block to blame, a structural
+/// cause, a constant ratio, whole heads or sequences, NaN, scattered last.
 int specificity(Pattern pattern);
 
 /// "0, 1, 2" (at most `limit` items, then "... (N in all)").

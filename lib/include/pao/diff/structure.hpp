@@ -7,7 +7,7 @@
 // another KV head than head / group. A predicate the failing set matches exactly (over 10 or more
 // rows: nearly, 90% both ways) is the cause `pao diff` names on the pattern: line, e.g.
 //   multi-partition — the failing sequences are exactly the sequences with 2+ V2 partitions (seq 2:
-//   1 of 3); the single-partition sequences pass: look at the partials or the reduce
+//   1 of 3); the single-partition sequences pass: the partials or the reduce (...)
 // A predicate that selects none or every row tells nothing apart and is never named.
 #pragma once
 

@@ -43,13 +43,18 @@ struct Manifest {
   /// sharding (a shard holds those at positions shard.index mod shard.count): what a complete
   /// folder holds. Empty in manifests written before pao recorded it (completeness unknown).
   std::vector<std::string> suite_cases;
+  /// The command of the run that first expected each of suite_cases (run_command, aligned with
+  /// it; "" where unknown): a folder that several runs filled names the right one for a missing case.
+  std::vector<std::string> suite_case_commands;
 
   const ManifestEntry* find(const std::string& id) const;
   /// Inserts or replaces the entry with e.id, keeping the order.
   void upsert(ManifestEntry e);
   /// Appends to suite_cases the ids it lacks, in their order: a folder that grows by several runs,
   /// or the shards of one suite, expect all of them.
-  void expect_cases(const std::vector<std::string>& ids);
+  void expect_cases(const std::vector<std::string>& ids, const std::string& command = "");
+  /// The command recorded for suite_cases[pos] ("" when none).
+  const std::string& expected_by(std::size_t pos) const;
 };
 
 /// "manifest.json", or "manifest-shard-<i>-of-<N>.json".
