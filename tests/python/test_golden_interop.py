@@ -264,3 +264,39 @@ def test_example_harnesses_refuse_what_would_lose_or_hide_a_result(goldens):
         assert r.returncode == 2, r.stdout + r.stderr
         assert "intel_extension_for_pytorch is not installed" in r.stderr and "Traceback" not in r.stderr
         assert not (root / "ipex-none").exists()
+
+
+FLEX_SUITE = {
+    "suite": "flex-test",
+    "description": "three cases of examples/cases/flex.json: Flex's numerics (decode, prefix) and the NaN poison",
+    "grids": [
+        {"name": "judged", "fixed": {"kv_layout": "hnd", "poison_unused": False, "num_heads": 8, "num_kv_heads": 2},
+         "axes": {"case": [
+             {"kernel": "decode", "head_size": 128, "block_size": 16, "dtype": "f16", "alibi": True,
+              "seq_lens": [1, 37, 130], "seed": 1},
+             {"kernel": "prefix", "new_kv_source": "cache", "head_size": 64, "block_size": 32, "dtype": "bf16",
+              "sliding_window": 24, "query_lens": [40, 23, 1], "seq_lens": [40, 100, 31], "seed": 2}]}},
+        {"name": "poisoned", "fixed": {"kernel": "decode", "kv_layout": "hnd", "num_heads": 8, "num_kv_heads": 2,
+                                       "head_size": 64, "block_size": 16, "dtype": "f32", "seq_lens": [1, 37],
+                                       "seed": 1},
+         "axes": {}},
+    ],
+}
+
+
+def test_flex_harness_judges_torch_flex_attention(tmp_path):
+    """examples/vendor_harness_flex.py on torch's FlexAttention + PagedAttention (the test venv's torch):
+    its numerics pass on unpoisoned caches; with pao's NaN in the unused slots it fails, and pao names
+    the cause (Flex's eager path runs P.V over every slot of the pool: 0 x NaN)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("torch.nn.attention.experimental._paged_attention")
+    suite = tmp_path / "flex-test.json"
+    suite.write_text(json.dumps(FLEX_SUITE))
+    common = ["--pao", pao_binary(), "--suite", suite, "--goldens", tmp_path / "g", "--outputs", tmp_path / "o"]
+    judged = run_example("vendor_harness_flex.py", *common, "--cases", "*nopoison*")
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "2 pass, 0 fail, 0 not run" in judged.stdout
+    poisoned = run_example("vendor_harness_flex.py", *common, "--no-generate", "--cases", "decode-h8x2-d64-b16-f32-*")
+    assert poisoned.returncode == 1, poisoned.stdout + poisoned.stderr
+    assert "0 pass, 1 fail" in poisoned.stdout
+    assert "unused-slots" in poisoned.stdout, poisoned.stdout

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""pao judging a real kernel on this CPU: torch's FlexAttention over its experimental PagedAttention.
+
+    python examples/vendor_harness_flex.py [--goldens DIR] [--outputs DIR] [--pao PATH] [--cases GLOB]
+
+1. `pao golden --suite examples/cases/flex.json --out GOLDENS` (skipped with --no-generate);
+2. for every golden: torch.nn.attention.flex_attention.flex_attention on the paged cache of
+   torch.nn.attention.experimental._paged_attention.PagedAttention, eager (no torch.compile):
+   - the cache: the suite asks for kv_layout "hnd" ([num_blocks, num_kv_heads, block_size,
+     head_size]); to_flex_cache makes it Flex's [1, num_kv_heads, pages x page_size, head_size] with
+     one reshape (page = pao's block, page_size = block_size);
+   - the page table: PagedAttention's page_table / physical_to_logical / capacity are set from the
+     golden's block_tables (the blocks each sequence uses), instead of PagedAttention.reserve()
+     allocating its own pages, so that Flex reads the very blocks pao wrote;
+   - the semantics as mask / score mods on logical positions: keys [0, seq_len) (decode) or up to
+     the query's position (prefix: causal, the new tokens read back from the cache), a sliding
+     window keeping the last W keys, ALiBi as slope * (key position - query position), the case's
+     softmax scale; GQA by enable_gqa. The logical block mask goes through
+     convert_logical_block_mask, the score mod through get_score_mod (physical -> logical);
+   - decode runs the batch as Flex's batch with one query row; prefix runs the batch with the
+     sequences' new tokens as query rows (padded to the longest; the padding rows are dropped).
+   Flex's `out` goes to OUTPUTS/<id>.safetensors, in the golden's dtype;
+3. `pao diff GOLDENS OUTPUTS --json OUTPUTS/report.json`, then one line per case;
+4. with --evidence, for each FAIL of a golden whose unused slots hold pao's NaN poison: Flex rerun
+   with the NaN kept only in blocks no sequence uses, then only past seq_len in the sequences' own
+   blocks -- which slots Flex reads.
+
+Needs torch (>= 2.6; the test venv's) and safetensors. Exit status: pao golden's when it fails, else
+pao diff's (0 all pass, 1 a mismatch, 2 bad input or torch missing).
+"""
+
+import argparse
+import importlib
+import json
+import pathlib
+import subprocess
+import sys
+import warnings
+
+try:        # imported here for the code below; without it, --help still works (main says what is missing)
+    import torch
+except ImportError as e:
+    torch, TORCH_MISSING = None, e
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from vendor_harness import REPO, find_pao, for_each_case, run_pao_diff, write_error, write_outputs  # noqa: E402
+
+
+class NotInFlexApi(Exception):
+    """The case asks for something Flex's API cannot take (the harness says so, Flex is not called)."""
+
+
+def to_flex_cache(cache, kv_layout):
+    """pao's hnd cache [blocks, kv_heads, block_size, head_size] as Flex's [1, kv_heads, blocks x block_size,
+    head_size]: physical block b, slot o is Flex's row b * block_size + o. The one place that knows the layout."""
+    if kv_layout != "hnd":
+        raise NotInFlexApi(f"kv_layout {kv_layout}: this harness converts hnd caches (the suite asks for them)")
+    blocks, kv_heads, block_size, head_size = cache.shape
+    return cache.permute(1, 0, 2, 3).reshape(1, kv_heads, blocks * block_size, head_size).contiguous()
+
+
+def paged_attention(case, tensors):
+    """A PagedAttention whose pages are the golden's blocks: page_table[s, b] = block_tables[s][b] for the
+    ceil(seq_len / block_size) blocks each sequence uses."""
+    from torch.nn.attention.experimental._paged_attention import PagedAttention
+    block_size, lens = case.int("block_size"), case.ints("seq_lens")
+    num_blocks = tensors["key_cache"].shape[0]
+    pa = PagedAttention(n_pages=num_blocks, page_size=block_size, max_batch_size=len(lens), device="cpu")
+    tables = tensors["block_tables"].to(torch.int64)
+    for s, n in enumerate(lens):
+        used = -(-n // block_size)
+        pages = tables[s, :used]
+        pa.page_table[s, :used] = pages
+        pa.physical_to_logical[s, pages] = torch.arange(used, dtype=torch.int64)
+        pa.capacity[s] = used * block_size
+    return pa
+
+
+def run_flex(case, tensors):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    if case.spec.get("kv_cache_dtype", "auto") != "auto":
+        raise NotInFlexApi("a quantised cache: Flex attends unquantised caches only")
+    if case.float("soft_cap") if "soft_cap" in case.meta else 0:
+        raise NotInFlexApi("soft-cap is not in this harness's score mod")
+    block_size, lens = case.int("block_size"), case.ints("seq_lens")
+    window = int(case.meta.get("sliding_window", "0") or 0)
+    scale = case.float("scale")
+    k_cache = to_flex_cache(tensors["key_cache"], case.meta["kv_layout"])
+    v_cache = to_flex_cache(tensors["value_cache"], case.meta["kv_layout"])
+    pa = paged_attention(case, tensors)
+    seq_len = torch.tensor(lens, dtype=torch.int64)
+    slopes = tensors["alibi_slopes"].to(torch.float32) if case.flag("alibi") else None
+    query = tensors["query"]
+    num_seqs, num_heads, head_size = len(lens), query.shape[1], query.shape[2]
+    prefix = case.kernel == "prefix"
+    if prefix:
+        starts = case.ints("query_start_loc") or tensors["query_start_loc"].tolist()
+        qlen = torch.tensor([starts[s + 1] - starts[s] for s in range(num_seqs)], dtype=torch.int64)
+        rows = max(1, int(qlen.max()))
+        q = torch.zeros(num_seqs, num_heads, rows, head_size, dtype=query.dtype)
+        for s in range(num_seqs):
+            q[s, :, : qlen[s]] = query[starts[s]: starts[s + 1]].transpose(0, 1)
+        first = seq_len - qlen                                   # the position of each first new token
+    else:
+        qlen = torch.ones(num_seqs, dtype=torch.int64)
+        rows = 1
+        q = query.unsqueeze(2)                                   # [seqs, heads, 1, head_size]
+        first = seq_len - 1
+
+    def mask_mod(b, h, q_idx, kv_idx):                           # logical key positions
+        pos = first[b] + q_idx
+        keep = (kv_idx <= pos) & (kv_idx < seq_len[b]) & (q_idx < qlen[b])
+        if window > 0:
+            keep = keep & (kv_idx > pos - window)
+        return keep
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        if slopes is None:
+            return score
+        return score + slopes[h] * (kv_idx - (first[b] + q_idx)).to(torch.float32)
+
+    logical_len = max(1, -(-max(lens) // block_size)) * block_size
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # "flex_attention called without torch.compile()"
+        logical = create_block_mask(mask_mod, num_seqs, None, rows, logical_len, device="cpu",
+                                    BLOCK_SIZE=block_size)
+        mask = pa.convert_logical_block_mask(logical, kv_len=seq_len)
+        out = flex_attention(q, k_cache, v_cache, block_mask=mask, score_mod=pa.get_score_mod(score_mod, seq_len),
+                             scale=scale, enable_gqa=num_heads != k_cache.shape[1])
+    if prefix:
+        out = torch.cat([out[s, :, : qlen[s]].transpose(0, 1) for s in range(num_seqs)])
+    else:
+        out = out[:, :, 0]
+    return {"out": out.to(tensors["out"].dtype)}
+
+
+def poison_evidence(case, tensors):
+    """Where Flex reads the NaN of a poisoned golden from: Flex rerun on copies of the caches with NaN
+    kept only in blocks no sequence uses (slots no query may see, of other pages), then only past
+    seq_len inside the sequences' own blocks; the NaN elements of `out` per sequence, each time."""
+    lens, bs = case.ints("seq_lens"), case.int("block_size")
+    used = set()
+    for s, n in enumerate(lens):
+        used |= set(tensors["block_tables"][s, : -(-n // bs)].tolist())
+    lines = []
+    for where, keep in (("blocks no sequence uses", lambda b: b not in used),
+                        ("the sequences' own blocks, past seq_len", lambda b: b in used)):
+        copy = dict(tensors)
+        for name in ("key_cache", "value_cache"):
+            cache = tensors[name].clone()
+            for b in range(cache.shape[0]):
+                if not keep(b):
+                    cache[b] = torch.nan_to_num(cache[b], nan=0.0)
+            copy[name] = cache
+        out = run_flex(case, copy)["out"]
+        rows = [int(torch.isnan(out[r]).any(dim=-1).sum()) for r in range(out.shape[0])]
+        lines.append(f"NaN only in {where}: {int(torch.isnan(out).sum())} of {out.numel()} elements of out "
+                     f"are NaN ({sum(1 for r in rows if r)} of {len(rows)} rows)")
+    return lines
+
+
+def num(x):
+    """A JSON number of the report (pao writes inf / nan as strings) in 3 digits."""
+    return x if isinstance(x, str) else f"{x:.2e}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--goldens", default="out/flex-goldens", help="golden folder (default out/flex-goldens)")
+    parser.add_argument("--outputs", default="out/flex-vendor", help="Flex's outputs (default out/flex-vendor)")
+    parser.add_argument("--suite", default=str(REPO / "examples" / "cases" / "flex.json"),
+                        help="suite for pao golden (default examples/cases/flex.json)")
+    parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
+    parser.add_argument("--no-generate", action="store_true", help="use GOLDENS as it is")
+    parser.add_argument("--evidence", action="store_true",
+                        help="for each FAIL of a poisoned golden: Flex rerun with the NaN only in blocks no "
+                             "sequence uses, then only past seq_len in the sequences' blocks")
+    parser.add_argument("--cases", help="run and diff only the case ids matching this glob (the suite is generated whole)")
+    args = parser.parse_args(argv)
+    if torch is None:   # bad input (exit 2), not a mismatch (1): said before any golden is written
+        print(f"vendor_harness_flex: error: {TORCH_MISSING}: this harness needs torch >= 2.6 and safetensors",
+              file=sys.stderr)
+        return 2
+    try:
+        importlib.import_module("torch.nn.attention.experimental._paged_attention")
+    except ImportError as e:
+        print(f"vendor_harness_flex: error: torch {torch.__version__} has no PagedAttention ({e}): "
+              "it needs torch >= 2.6", file=sys.stderr)
+        return 2
+    pao = find_pao(args.pao)
+    goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
+    if not args.no_generate:
+        cmd = [pao, "golden", "--suite", args.suite, "--out", str(goldens)]
+        print("$ " + " ".join(cmd), flush=True)
+        r = subprocess.run(cmd, text=True, capture_output=True)
+        summary = [ln for ln in (r.stdout + r.stderr).splitlines() if " cases: " in ln]
+        print(summary[-1] if r.returncode == 0 and summary else r.stdout + r.stderr)
+        if r.returncode != 0:
+            return r.returncode
+    print(f"torch {torch.__version__} FlexAttention + PagedAttention (eager), {torch.get_num_threads()} threads",
+          flush=True)
+    outputs.mkdir(parents=True, exist_ok=True)
+    errors = {}
+    for case, tensors in for_each_case(goldens, args.cases):
+        try:
+            write_outputs(outputs, case, tensors, run_flex(case, tensors))
+        except NotInFlexApi as e:
+            errors[case.id] = f"harness: not expressible in Flex's API: {e}"
+            write_error(outputs, case, errors[case.id])
+        except Exception as e:
+            errors[case.id] = f"Flex: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            write_error(outputs, case, errors[case.id])
+    report = outputs / "report.json"
+    extra = ["--json", str(report), "--quiet"] + (["--cases", args.cases] if args.cases else [])
+    status = run_pao_diff(pao, goldens, outputs, extra).returncode
+    if status == 2:
+        return status
+    rep = json.loads(report.read_text())
+    out_tensor = {t["case_id"]: t for t in rep["tensors"] if t["name"] == "out"}
+    print(f"\n{'verdict':7} {'case':70} max|flex-exact| / bound")
+    counts = {"PASS": 0, "FAIL": 0, "ERROR": 0}
+    for c in rep["cases"]:
+        cid = c["case_id"]
+        if c.get("error"):
+            counts["ERROR"] += 1
+            print(f"{'ERROR':7} {cid:70} {errors.get(cid, c['error'])}")
+            continue
+        counts[c["status"]] += 1
+        t = out_tensor[cid]
+        line = f"{c['status']:7} {cid:70} {num(t['max_abs_error'])} / {num(t['threshold']['bound'])}"
+        if c["status"] == "FAIL":
+            failed = [k["name"] for k in t.get("criteria", []) if not k["passed"]]
+            line += f"  [{', '.join(failed)}; {t['pattern']}: {t['pattern_detail']}]"
+        print(line)
+    print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run "
+          f"(full report: pao diff {goldens} {outputs})")
+    if args.evidence:
+        for case, tensors in for_each_case(goldens, args.cases):
+            failed = any(c["case_id"] == case.id and c["status"] == "FAIL" for c in rep["cases"])
+            if failed and case.spec.get("poison_unused", True):
+                print(f"\n{case.id}")
+                for line in poison_evidence(case, tensors):
+                    print("  " + line)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
