@@ -130,9 +130,12 @@ TEST_CASE("heads: the modulo head mapping and whole KV groups") {
 
 TEST_CASE("unused-slots: whole NaN rows of partly filled sequences in a poisoned golden, nothing less") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Planted rows = plant(kDecode, [&](const Coords& c) { return c.seq == 1 || c.seq == 3 ? nan : 0.0; });
+  const Planted rows = plant(kDecode, [&](const Coords& c) { return c.seq != 2 ? nan : 0.0; });
   CHECK(rows.verdict.pattern == Pattern::unused_slots);
-  CHECK(rows.verdict.detail.find("2 of the 3 such sequences") != std::string::npos);
+  CHECK(rows.verdict.detail.find("seqs 0, 1, 3: every one of the 3") != std::string::npos);
+  // Two of the three: rather a wrong block read (a poisoned spare block) than slots past seq_len.
+  const Planted some = plant(kDecode, [&](const Coords& c) { return c.seq == 1 || c.seq == 3 ? nan : 0.0; });
+  CHECK(some.verdict.pattern == Pattern::nan_inf);
   CHECK(rows.verdict.detail.find("\"poison_unused\": false") != std::string::npos);
   // One NaN element, a sequence ending on a block boundary, -Inf (an empty softmax), no poison.
   const Planted one =
@@ -140,6 +143,10 @@ TEST_CASE("unused-slots: whole NaN rows of partly filled sequences in a poisoned
   CHECK(one.verdict.pattern == Pattern::nan_inf);
   const Planted boundary = plant(kDecode, [&](const Coords& c) { return c.seq == 2 ? nan : 0.0; });
   CHECK(boundary.verdict.pattern == Pattern::nan_inf);
+  // Every sequence NaN, the one ending on a block boundary too (Flex's eager path): the whole pool.
+  const Planted pool = plant(kDecode, [&](const Coords&) { return nan; });
+  CHECK(pool.verdict.pattern == Pattern::unused_slots);
+  CHECK(pool.verdict.detail.find("blocks no sequence owns") != std::string::npos);
   const Planted inf = plant(
       kDecode, [](const Coords& c) { return c.seq == 1 ? -std::numeric_limits<double>::infinity() : 0.0; });
   CHECK(inf.verdict.pattern == Pattern::nan_inf);

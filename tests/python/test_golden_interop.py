@@ -277,7 +277,7 @@ FLEX_SUITE = {
              {"kernel": "prefix", "new_kv_source": "cache", "head_size": 64, "block_size": 32, "dtype": "bf16",
               "sliding_window": 24, "query_lens": [40, 23, 1], "seq_lens": [40, 100, 31], "seed": 2}]}},
         {"name": "poisoned", "fixed": {"kernel": "decode", "kv_layout": "hnd", "num_heads": 8, "num_kv_heads": 2,
-                                       "head_size": 64, "block_size": 16, "dtype": "f32", "seq_lens": [1, 37],
+                                       "head_size": 64, "block_size": 16, "dtype": "f32", "seq_lens": [1, 32],
                                        "seed": 1},
          "axes": {}},
     ],
@@ -287,7 +287,8 @@ FLEX_SUITE = {
 def test_flex_harness_judges_torch_flex_attention(tmp_path):
     """examples/vendor_harness_flex.py on torch's FlexAttention + PagedAttention (the test venv's torch):
     its numerics pass on unpoisoned caches; with pao's NaN in the unused slots it fails, and pao names
-    the cause (Flex's eager path runs P.V over every slot of the pool: 0 x NaN)."""
+    the cause: NaN in a sequence that ends on a block boundary too, so blocks no sequence owns were read
+    (Flex's eager path runs P.V over every slot of the pool: 0 x NaN)."""
     pytest.importorskip("torch")
     pytest.importorskip("torch.nn.attention.experimental._paged_attention")
     suite = tmp_path / "flex-test.json"
@@ -300,3 +301,4 @@ def test_flex_harness_judges_torch_flex_attention(tmp_path):
     assert poisoned.returncode == 1, poisoned.stdout + poisoned.stderr
     assert "0 pass, 1 fail" in poisoned.stdout
     assert "unused-slots" in poisoned.stdout, poisoned.stdout
+    assert "blocks no sequence owns" in poisoned.stdout, poisoned.stdout  # the 32-token sequence is NaN too

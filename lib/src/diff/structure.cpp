@@ -164,26 +164,43 @@ std::optional<Verdict> unused_slots_cause(const CaseGeometry& g, OutputLayout la
   if (!g.poison_unused || t.nonfinite == 0) return std::nullopt;
   const std::int64_t row_length = layout == OutputLayout::seq_head_partition ? 1 : g.head_size;
   std::vector<std::int32_t> nan_seqs;
-  std::int32_t partly_filled = 0;
+  std::int32_t partly_filled = 0, non_empty = 0;
+  bool on_boundary = false;  // a NaN sequence that ends on a block boundary: no slot past its end to read
   for (std::int32_t s = 0; s < g.num_seqs; ++s) {
-    const bool partial = g.seq_lens[static_cast<std::size_t>(s)] % g.block_size != 0;
+    const std::int32_t len = g.seq_lens[static_cast<std::size_t>(s)];
+    const bool partial = len % g.block_size != 0;
     partly_filled += partial;
+    non_empty += len > 0;
     const Tally& seq = t.per_seq[static_cast<std::size_t>(s)];
     if (seq.nonfinite == 0) continue;
-    // A slot read past seq_len poisons whole rows (every dim of the head's accumulator) with NaN,
-    // never a lone element nor an Inf; only sequences with unused slots in their last block can.
-    if (!partial || seq.nan != seq.nonfinite || seq.nonfinite % row_length != 0) return std::nullopt;
+    // A poisoned slot read poisons whole rows (every dim of the head's accumulator) with NaN,
+    // never a lone element nor an Inf.
+    if (len == 0 || seq.nan != seq.nonfinite || seq.nonfinite % row_length != 0) return std::nullopt;
+    on_boundary = on_boundary || !partial;
     nan_seqs.push_back(s);
   }
   if (nan_seqs.empty()) return std::nullopt;
   std::ostringstream os;
-  os << "NaN/Inf only in sequences whose last block is partly filled (seq"
-     << (nan_seqs.size() > 1 ? "s " : " ") << index_list(nan_seqs) << ": " << nan_seqs.size() << " of the "
-     << partly_filled
-     << " such sequences), and the golden's unused cache slots hold NaN: the kernel reads slots past seq_len "
-        "(an unmasked load, p = 0 times NaN in P.V); regenerate the case with \"poison_unused\": false to "
-        "see "
-        "the numeric verdict underneath";
+  const char* regenerate =
+      "; regenerate the case with \"poison_unused\": false to see the numeric verdict underneath";
+  // Reading past seq_len is what a kernel does to every sequence with unused slots in its last
+  // block; NaN in some of them only is rather a wrong block read (a poisoned spare block).
+  if (!on_boundary && static_cast<std::int32_t>(nan_seqs.size()) == partly_filled) {
+    os << "NaN only in sequences whose last block is partly filled (seq" << (nan_seqs.size() > 1 ? "s " : " ")
+       << index_list(nan_seqs) << ": every one of the " << partly_filled
+       << "), and the golden's unused cache slots hold NaN: the kernel reads slots past "
+          "seq_len "
+          "(an unmasked load, p = 0 times NaN in P.V)"
+       << regenerate;
+    return Verdict{Pattern::unused_slots, os.str()};
+  }
+  // Sequences that end on a block boundary have no slot past their end in their own blocks: NaN
+  // in every sequence means slots of blocks no sequence owns were read.
+  if (!on_boundary || static_cast<std::int32_t>(nan_seqs.size()) != non_empty) return std::nullopt;
+  os << "NaN in whole rows of every sequence (" << non_empty
+     << "), those ending on a block boundary too, and the golden's unused cache slots hold NaN: the kernel "
+        "reads slots of blocks no sequence owns (P.V over the whole pool, p = 0 times NaN)"
+     << regenerate;
   return Verdict{Pattern::unused_slots, os.str()};
 }
 
