@@ -24,8 +24,9 @@ reshape_and_cache `key_cache` and `value_cache`, the whole pools after the write
 "reshape_and_cache goldens": pao diff compares them bit for bit). Each in the golden's dtype and
 shape (pao diff refuses an f32 `out` for a bf16 golden unless --allow-dtype-mismatch).
 
-The helpers (load_case, write_outputs, write_error, find_pao, run_pao_diff, for_each_case) are
-imported by examples/vendor_harness_ipex.py, the worked example on a real kernel.
+The helpers (load_case, write_outputs, write_error, find_pao, run_pao_golden, run_pao_diff,
+for_each_case, out_verdict_line, num, first_lines) are imported by examples/vendor_harness_ipex.py
+and examples/vendor_harness_flex.py, the worked examples on real kernels.
 """
 
 import argparse
@@ -151,6 +152,38 @@ def find_pao(explicit=None):
         return str(built)
     raise SystemExit("no pao binary: pass --pao PATH, put pao on the PATH, or build it "
                      "(tools/scripts/main.sh builds build/release/tools/pao)")
+
+
+def run_pao_golden(pao, suite, goldens):
+    """`pao golden --suite SUITE --out GOLDENS`, its summary line printed; returns pao's exit status."""
+    cmd = [pao, "golden", "--suite", str(suite), "--out", str(goldens)]
+    print("$ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, text=True, capture_output=True)
+    summary = [ln for ln in (r.stdout + r.stderr).splitlines() if " cases: " in ln]
+    print(summary[-1] if r.returncode == 0 and summary else r.stdout + r.stderr)
+    return r.returncode
+
+
+def num(x):
+    """A number of pao's JSON (non-finite ones are the strings "nan", "inf")."""
+    return f"{x:.2e}" if isinstance(x, (int, float)) else str(x)
+
+
+def first_lines(e, n=2):
+    """An exception's message, its first n lines joined (a C++ backtrace cut off)."""
+    text = str(e).split("\nException raised from")[0].strip()
+    return " | ".join(text.splitlines()[:n])
+
+
+def out_verdict_line(case_report, out_tensor, width):
+    """One line of a harness's verdict table: status, case id, max|vendor - exact| / bound and, for a
+    FAIL, the failed criteria and pao diff's pattern."""
+    t = out_tensor
+    line = f"{case_report['status']:7} {case_report['case_id']:{width}} {num(t['max_abs_error'])} / {num(t['threshold']['bound'])}"
+    if case_report["status"] == "FAIL":
+        failed = [k["name"] for k in t.get("criteria", []) if not k["passed"]]
+        line += f"  [{', '.join(failed)}; {t['pattern']}: {t['pattern_detail']}]"
+    return line
 
 
 def run_pao_diff(pao, goldens, outputs, extra=(), capture=False):

@@ -33,7 +33,6 @@ import argparse
 import importlib
 import json
 import pathlib
-import subprocess
 import sys
 import warnings
 
@@ -43,7 +42,8 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import REPO, find_pao, for_each_case, run_pao_diff, write_error, write_outputs  # noqa: E402
+from vendor_harness import (REPO, find_pao, first_lines, for_each_case, out_verdict_line,  # noqa: E402
+                            run_pao_diff, run_pao_golden, write_error, write_outputs)
 
 
 class NotInFlexApi(Exception):
@@ -159,11 +159,6 @@ def poison_evidence(case, tensors):
     return lines
 
 
-def num(x):
-    """A JSON number of the report (pao writes inf / nan as strings) in 3 digits."""
-    return x if isinstance(x, str) else f"{x:.2e}"
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--goldens", default="out/flex-goldens", help="golden folder (default out/flex-goldens)")
@@ -189,14 +184,8 @@ def main(argv=None):
         return 2
     pao = find_pao(args.pao)
     goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
-    if not args.no_generate:
-        cmd = [pao, "golden", "--suite", args.suite, "--out", str(goldens)]
-        print("$ " + " ".join(cmd), flush=True)
-        r = subprocess.run(cmd, text=True, capture_output=True)
-        summary = [ln for ln in (r.stdout + r.stderr).splitlines() if " cases: " in ln]
-        print(summary[-1] if r.returncode == 0 and summary else r.stdout + r.stderr)
-        if r.returncode != 0:
-            return r.returncode
+    if not args.no_generate and (rc := run_pao_golden(pao, args.suite, goldens)) != 0:
+        return rc
     print(f"torch {torch.__version__} FlexAttention + PagedAttention (eager), {torch.get_num_threads()} threads",
           flush=True)
     outputs.mkdir(parents=True, exist_ok=True)
@@ -208,7 +197,7 @@ def main(argv=None):
             errors[case.id] = f"harness: not expressible in Flex's API: {e}"
             write_error(outputs, case, errors[case.id])
         except Exception as e:
-            errors[case.id] = f"Flex: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            errors[case.id] = f"Flex: {type(e).__name__}: {first_lines(e)}"
             write_error(outputs, case, errors[case.id])
     report = outputs / "report.json"
     extra = ["--json", str(report), "--quiet"] + (["--cases", args.cases] if args.cases else [])
@@ -226,12 +215,7 @@ def main(argv=None):
             print(f"{'ERROR':7} {cid:70} {errors.get(cid, c['error'])}")
             continue
         counts[c["status"]] += 1
-        t = out_tensor[cid]
-        line = f"{c['status']:7} {cid:70} {num(t['max_abs_error'])} / {num(t['threshold']['bound'])}"
-        if c["status"] == "FAIL":
-            failed = [k["name"] for k in t.get("criteria", []) if not k["passed"]]
-            line += f"  [{', '.join(failed)}; {t['pattern']}: {t['pattern_detail']}]"
-        print(line)
+        print(out_verdict_line(c, out_tensor[cid], 70))
     print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run "
           f"(full report: pao diff {goldens} {outputs})")
     if args.evidence:

@@ -41,7 +41,6 @@ import math
 import os
 import pathlib
 import re
-import subprocess
 import sys
 import warnings
 from contextlib import redirect_stderr
@@ -52,8 +51,8 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (REPO, find_pao, for_each_case, run_pao_diff,  # noqa: E402
-                            write_error, write_outputs)
+from vendor_harness import (REPO, find_pao, first_lines, for_each_case, out_verdict_line,  # noqa: E402
+                            run_pao_diff, run_pao_golden, write_error, write_outputs)
 
 _ipex = None
 
@@ -384,16 +383,6 @@ def run_ipex(case, tensors, cache_writes):
     return {"out": out}, "", []
 
 
-def num(x):
-    """A number of pao's JSON (non-finite ones are the strings "nan", "inf")."""
-    return f"{x:.2e}" if isinstance(x, (int, float)) else str(x)
-
-
-def first_lines(e, n=2):
-    text = str(e).split("\nException raised from")[0].strip()
-    return " | ".join(text.splitlines()[:n])
-
-
 # ---------------------------------------------------------------------------------------------
 # Evidence: the attention in float64, plain torch, from the golden's inputs. Written apart from
 # to_ipex_cache and from pao: its own gather of the paged cache.
@@ -678,14 +667,8 @@ def main(argv=None):
 
     pao = find_pao(args.pao)
     goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
-    if not args.no_generate:
-        cmd = [pao, "golden", "--suite", args.suite, "--out", str(goldens)]
-        print("$ " + " ".join(cmd), flush=True)
-        r = subprocess.run(cmd, text=True, capture_output=True)
-        summary = [ln for ln in (r.stdout + r.stderr).splitlines() if " cases: " in ln]
-        print(summary[-1] if r.returncode == 0 and summary else r.stdout + r.stderr)
-        if r.returncode != 0:
-            return r.returncode
+    if not args.no_generate and (rc := run_pao_golden(pao, args.suite, goldens)) != 0:
+        return rc
     try:
         mod = ipex()
     except Exception as e:   # installed but not importable (a torch it was not built for, say)
@@ -739,12 +722,7 @@ def main(argv=None):
                 if t["status"] == "FAIL":
                     print(f"{'':8}{t['name']}: {t['pattern']} -- {t['pattern_detail']}")
         else:
-            t = out_tensor[cid]
-            line = f"{c['status']:7} {cid:82} {num(t['max_abs_error'])} / {num(t['threshold']['bound'])}"
-            if c["status"] == "FAIL":
-                failed = [k["name"] for k in t.get("criteria", []) if not k["passed"]]
-                line += f"  [{', '.join(failed)}; {t['pattern']}: {t['pattern_detail']}]"
-            print(line)
+            print(out_verdict_line(c, out_tensor[cid], 82))
         if cid in notes:
             print(f"{'':8}{notes[cid]}")
     print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run (IPEX raised, or not in its API) "

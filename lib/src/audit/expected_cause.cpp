@@ -13,15 +13,15 @@ using diff::Pattern;
 namespace {
 
 /// What the case's sequences are like, as the causes' predicates see them.
-struct Shape {
+struct SequenceShape {
   bool one_partition = false;   // a non-empty sequence of one V2 partition
   bool two_partitions = false;  // a sequence of 2+ partitions
   bool on_boundary = false;     // a non-empty sequence ending on a block boundary
   bool several_new = false;     // prefix: a sequence of 2+ new tokens
 };
 
-Shape shape_of(const cases::Case& c) {
-  Shape s;
+SequenceShape shape_of(const cases::Case& c) {
+  SequenceShape s;
   for (const std::int32_t len : c.seq_lens) {
     if (len == 0) continue;
     (partitions_of_sequence(len, c.partition_size) >= 2 ? s.two_partitions : s.one_partition) = true;
@@ -42,7 +42,7 @@ bool ExpectedCause::named_by(Pattern p) const {
 
 ExpectedCause expected_cause(const Mutation& m, const cases::Case& c, bool out_only) {
   const std::string& n = m.name;
-  const Shape s = shape_of(c);
+  const SequenceShape s = shape_of(c);
   const bool prefix = kinds::kind_of(c).traits().new_tokens;
   const char* no_single = "no non-empty sequence has a single V2 partition: every row has 2+";
   if (n == "last_token_dropped") {

@@ -66,7 +66,6 @@ CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables
   g.table_columns = static_cast<std::int32_t>(block_tables.size(1));
   g.sliding_window = cases::kernel_features(c).sliding_window;
   g.poison_unused = c.poison_unused;
-  g.partitioned = kinds::kind_of(c).traits().partitioned;
   if (kinds::kind_of(c).traits().new_tokens) {
     require(query_start_loc != nullptr, "golden: a ", kinds::kind_of(c).name(),
             " golden needs query_start_loc");
@@ -81,6 +80,8 @@ CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables
   }
   return g;
 }
+
+bool CaseGeometry::partitioned() const { return kinds::kind_of(kernel).traits().partitioned; }
 
 std::int32_t CaseGeometry::partitions_of(std::int32_t seq) const {
   return partitions_of_sequence(seq_lens[static_cast<std::size_t>(seq)], partition_size);

@@ -290,7 +290,7 @@ std::optional<Verdict> sequence_cause(const CaseGeometry& g, OutputLayout layout
   const auto universe = select(
       n, [&](std::int32_t s) { return len(s) > 0 && t.per_seq[static_cast<std::size_t>(s)].compared > 0; });
   std::vector<Predicate> p;
-  if (g.partitioned && layout != OutputLayout::token_head_dim)
+  if (g.partitioned() && layout != OutputLayout::token_head_dim)
     p.push_back({Pattern::multi_partition, select(n, [&](std::int32_t s) { return g.partitions_of(s) >= 2; }),
                  "the sequences with 2+ V2 partitions (seq_len > partition_size " +
                      std::to_string(g.partition_size) + ")",

@@ -36,7 +36,9 @@ struct CaseGeometry {
   // What the structural causes test the failing set against (diff/structure.hpp):
   std::int32_t sliding_window = 0;  // as the kernels compute it (0 for a vLLM-faithful case)
   bool poison_unused = true;        // the golden's unused cache slots hold NaN
-  bool partitioned = false;         // the kind has V2 partitions
+
+  /// The kind has V2 partitions (partition_size, the partials, the reduce).
+  bool partitioned() const;
 
   /// The query heads that share a KV head.
   std::int32_t group_size() const { return num_kv_heads > 0 ? num_heads / num_kv_heads : 1; }
