@@ -169,7 +169,7 @@ TEST_CASE("the fields beyond golden format 1: per-head scales, prefix grid and c
                  "field 'v_head_scales' [1] = -2: must be a positive finite f32 value"));
   CHECK(contains(parse_error(R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "k_head_scales": [1, 1],
       "seq_lens": [3]})"),
-                 "field 'k_head_scales' applies to quantised caches only"));
+                 "field 'k_head_scales' applies to fp8 caches only"));
   CHECK(contains(parse_error(R"({"kernel": "prefix", "num_heads": 2, "head_size": 64, "dtype": "f16",
       "seq_lens": [30], "query_lens": [20], "max_query_len": 10})"),
                  "field 'max_query_len' = 10 is less than query_lens[0] = 20"));

@@ -31,15 +31,16 @@ INTS = {
     "i32": [0, 1, -2, 3, -2147483648, 2147483647, 100, -100],
     "i64": [0, 1, -2, 1 << 40, -(1 << 62), (1 << 63) - 1, 7, -7],
     "u8": [0, 1, 2, 3, 127, 128, 254, 255],
+    "i8": [0, 1, -2, 3, -128, 127, 100, -100],
 }
 NUMPY_TYPES = {
     "f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
     "fp8_e4m3": ml_dtypes.float8_e4m3fn, "fp8_e5m2": ml_dtypes.float8_e5m2,
-    "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+    "i32": np.int32, "i64": np.int64, "u8": np.uint8, "i8": np.int8,
 }
 SAFETENSORS_NAMES = {
     "f64": "F64", "f32": "F32", "f16": "F16", "bf16": "BF16", "fp8_e4m3": "F8_E4M3", "fp8_e5m2": "F8_E5M2",
-    "i32": "I32", "i64": "I64", "u8": "U8",
+    "i32": "I32", "i64": "I64", "u8": "U8", "i8": "I8",
 }
 SAMPLE_METADATA = {"kernel": "decode", "seed": "7", "note": "unicode \u00e9 \u2713"}
 

@@ -31,6 +31,7 @@ const double kFloats[8] = {0, 1, -2, 0.5, 3, -0.25, 8, 12};
 const std::int64_t kI32[8] = {0, 1, -2, 3, -2147483648LL, 2147483647, 100, -100};
 const std::int64_t kI64[8] = {0, 1, -2, std::int64_t(1) << 40, -(std::int64_t(1) << 62), INT64_MAX, 7, -7};
 const std::int64_t kU8[8] = {0, 1, 2, 3, 127, 128, 254, 255};
+const std::int64_t kI8[8] = {0, 1, -2, 3, -128, 127, 100, -100};
 
 /// The bits of v in a binary format with `exp_bits` exponent and `man_bits` mantissa bits, for
 /// zero and normal numbers the format holds exactly (all that the sample uses).
@@ -79,6 +80,9 @@ pao::Tensor sample(DType dtype) {
       case DType::u8:
         put(static_cast<std::uint8_t>(kU8[i]));
         break;
+      case DType::i8:
+        put(static_cast<std::int8_t>(kI8[i]));
+        break;
     }
   }
   return t;
@@ -89,7 +93,7 @@ int write_sample(const std::filesystem::path& out, const char* npy_dir,
   std::vector<pao::Tensor> tensors;
   pao::NamedTensorViews views;
   for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::fp8_e4m3, DType::fp8_e5m2,
-                  DType::i32, DType::i64, DType::u8})
+                  DType::i32, DType::i64, DType::u8, DType::i8})
     tensors.push_back(sample(t));
   for (const auto& t : tensors) views.emplace_back(std::string(pao::dtype_name(t.dtype())), t.view());
   // The transpose of the f32 sample, written from a strided view: [4, 2].

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attention_case.hpp"
+#include "integer_reference.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "shared_feature_cases.hpp"
 
@@ -95,6 +96,7 @@ inline std::vector<cases::Case> feature_cases() {
     s.max_seq_len = 300;
     s.partition_size = 16;
   });  // partitions past every end
+  add_integer_cache_cases(add);
   return cases;
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "integer_reference.hpp"
 #include "pao/cases/case_tensors.hpp"
 
 namespace pao::test {
@@ -41,6 +42,8 @@ inline double gather(const cases::DecodeCase& c, const CacheF64& f, bool key, st
   std::int64_t i;
   if (c.spec.kv_layout == KVLayout::nhd) {
     i = ((block * bs + t) * nkv + h) * hs + d;  // [nb, bs, nkv, hs]
+  } else if (c.spec.kv_layout == KVLayout::hnd) {
+    i = ((block * nkv + h) * bs + t) * hs + d;  // [nb, nkv, bs, hs]
   } else if (key) {
     const std::int64_t x = c.key_cache.size(4);  // [nb, nkv, hs/x, bs, x]
     i = (((block * nkv + h) * (hs / x) + d / x) * bs + t) * x + d % x;
@@ -49,6 +52,8 @@ inline double gather(const cases::DecodeCase& c, const CacheF64& f, bool key, st
   }
   const double v = (key ? f.k : f.v)[static_cast<std::size_t>(i)];
   const bool fp8 = c.key_cache.dtype() == DType::fp8_e4m3 || c.key_cache.dtype() == DType::fp8_e5m2;
+  const bool integer = c.key_cache.dtype() == DType::u8 || c.key_cache.dtype() == DType::i8;
+  if (integer) return integer_cache_value(c.quant, key, hs, block, h, t, d, v);
   return fp8 ? v * f.scale(c, key, h) : v;
 }
 

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "integer_reference.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "shared_feature_cases.hpp"
 
@@ -114,6 +115,7 @@ inline std::vector<cases::Case> prefix_feature_cases() {
     set_lengths(s, {70, 0, 5}, {150, 1, 130});
     s.head_size = 32;
   });
+  add_integer_cache_cases(add);
   return cases;
 }
 

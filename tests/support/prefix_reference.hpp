@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "integer_reference.hpp"
 #include "lowp_softmax.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/numerics/element.hpp"
@@ -43,6 +44,8 @@ inline double cache_element(const cases::PrefixCase& c, bool key, std::int64_t s
     v = c.value_cache.at({block, h, d, t});
   }
   const DType cd = c.key_cache.dtype();
+  if (cd == DType::u8 || cd == DType::i8)
+    return integer_cache_value(c.quant, key, c.spec.head_size, block, h, t, d, v);
   const bool fp8 = cd == DType::fp8_e4m3 || cd == DType::fp8_e5m2;
   return fp8 ? v * static_cast<float>(key ? c.spec.k_scale : c.spec.v_scale) : v;
 }

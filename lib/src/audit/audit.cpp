@@ -144,7 +144,7 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
 }  // namespace
 
 std::string dtype_class(const cases::Case& c) {
-  if (c.quantised_cache()) return "fp8";
+  if (c.fp8_cache()) return "fp8";
   return std::string(dtype_name(c.dtype));
 }
 

@@ -82,7 +82,7 @@ const Entry& entry_of(const Mutation& m) {
 
 std::int32_t longest(const Case& c) { return *std::max_element(c.seq_lens.begin(), c.seq_lens.end()); }
 
-bool fp8(const Case& c) { return c.quantised_cache(); }
+bool fp8(const Case& c) { return c.fp8_cache(); }
 
 bool some_partly_filled_block(const Case& c) {
   return std::any_of(c.seq_lens.begin(), c.seq_lens.end(),

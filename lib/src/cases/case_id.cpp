@@ -48,6 +48,35 @@ std::string cache_name(const Case& c) {
   return c.kv_cache_dtype ? std::string(dtype_info(*c.kv_cache_dtype).short_name) : "auto";
 }
 
+/// An integer cache's quantisation when not OpenVINO's default: "kqtokvqg32" (key by token, value
+/// in groups of 32 dims), then the parameter dtypes and the rounding when not f32 / half_even.
+std::string quant_name(const KVQuant& q) {
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "x" + std::string.
+  std::string s;
+  auto granularity = [&s](const TensorQuant& t) {
+    if (t.granularity == QuantGranularity::by_token) s += "tok";
+    if (t.granularity == QuantGranularity::by_channel) s += "ch";
+    if (t.granularity == QuantGranularity::group) {
+      s += 'g';
+      s += std::to_string(t.group_size);
+    }
+  };
+  s += "kq";
+  granularity(q.key);
+  s += "vq";
+  granularity(q.value);
+  if (q.scale_dtype != DType::f32) {
+    s += 's';
+    s += dtype_name(q.scale_dtype);
+  }
+  if (q.zero_point_dtype != DType::f32) {
+    s += 'z';
+    s += dtype_name(q.zero_point_dtype);
+  }
+  if (q.rounding != QuantRounding::half_even) s += "away";
+  return s;
+}
+
 /// "0.5_0.25": per-head scales.
 std::string scales(const std::vector<double>& v) {
   std::string joined;
@@ -78,6 +107,7 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
   add("b", std::to_string(c.block_size));
   add(dtype_name(c.dtype));
   add(cache_name(c));
+  if (c.integer_cache() && !(c.kv_quant == KVQuant{})) add(quant_name(c.kv_quant));
   if (c.kv_layout != KVLayout::vllm) add(kv_layout_name(c.kv_layout));
   if (c.alibi) add("alibi");
   if (c.soft_cap > 0) add("cap", number(c.soft_cap));

@@ -37,6 +37,7 @@ const std::vector<std::string_view> kFields = {
     "kernel",
     "kv_cache_dtype",
     "kv_layout",
+    "kv_quant",
     "max_query_len",
     "max_seq_len",
     "new_kv_source",
@@ -282,6 +283,63 @@ void check_id(const Fields& f, const std::string& id) {
   if (id.front() == '.') f.bad("id", "= \"" + id + "\" must not start with '.'");
 }
 
+/// A case's "kv_quant": {"key": "by_channel", "value": "by_token" | "group_32", "scale_dtype":
+/// "f32" | "f16", "zero_point_dtype": "f32" | "f16", "rounding": "half_even" | "half_away"};
+/// every key optional (OpenVINO's u8 cache by default), none other allowed.
+KVQuant read_kv_quant(const Fields& f, std::int32_t head_size) {
+  const json& j = f.at("kv_quant");
+  if (!j.is_object()) f.bad("kv_quant", "must be an object, got " + j.dump());
+  static constexpr std::string_view kKeys[] = {"key", "value", "scale_dtype", "zero_point_dtype", "rounding"};
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
+      f.bad("kv_quant",
+            "unknown key \"" + key + "\" (expected key, value, scale_dtype, zero_point_dtype, rounding)");
+    if (!value.is_string()) f.bad("kv_quant", "\"" + key + "\" must be a string, got " + value.dump());
+  }
+  auto text = [&](const char* key, const char* fallback) {
+    return j.contains(key) ? j.at(key).get<std::string>() : std::string(fallback);
+  };
+  KVQuant q;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value}) {
+    const char* key = t == CacheTensor::key ? "key" : "value";
+    const std::string v = text(key, to_string(q.of(t)).c_str());
+    const auto parsed = parse_tensor_quant(v);
+    if (!parsed)
+      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + v +
+                            "\": expected \"by_token\", \"by_channel\" or \"group_<G>\" (G dims per scale)");
+    if (const auto rule = tensor_quant_rule(*parsed, head_size))
+      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + v + "\": " + *rule);
+    (t == CacheTensor::key ? q.key : q.value) = *parsed;
+  }
+  for (const char* key : {"scale_dtype", "zero_point_dtype"}) {
+    const std::string v = text(key, "f32");
+    DType d = DType::f32;
+    try {
+      d = parse_dtype(v);
+    } catch (const Error&) {
+      d = DType::f64;  // refused below
+    }
+    if (d != DType::f32 && d != DType::f16)
+      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + v + "\": expected \"f32\" or \"f16\"");
+    (key[0] == 's' ? q.scale_dtype : q.zero_point_dtype) = d;
+  }
+  const std::string r = text("rounding", "half_even");
+  const auto rounding = parse_rounding(r);
+  if (!rounding) f.bad("kv_quant", "\"rounding\" = \"" + r + "\": expected \"half_even\" or \"half_away\"");
+  q.rounding = *rounding;
+  return q;
+}
+
+json kv_quant_json(const KVQuant& q) {
+  json j;
+  j["key"] = to_string(q.key);
+  j["value"] = to_string(q.value);
+  j["scale_dtype"] = std::string(dtype_name(q.scale_dtype));
+  j["zero_point_dtype"] = std::string(dtype_name(q.zero_point_dtype));
+  j["rounding"] = rounding_name(q.rounding);
+  return j;
+}
+
 Case parse_case_object(const json& j, std::string_view source) {
   if (!j.is_object()) fail("case ", source, ": expected a JSON object, got ", j.type_name());
   Fields f(j, source);
@@ -361,8 +419,30 @@ Case parse_case_object(const json& j, std::string_view source) {
   c.poison_unused = f.boolean("poison_unused", true);
   for (const char* name : {"k_head_scales", "v_head_scales"}) {
     if (!f.has(name)) continue;
-    if (!c.quantised_cache()) f.bad(name, "applies to quantised caches only (kv_cache_dtype is \"auto\")");
+    if (!c.fp8_cache())
+      f.bad(name, "applies to fp8 caches only (kv_cache_dtype is \"" +
+                      std::string(kv_cache_dtype_name(c.kv_cache_dtype)) + "\")");
     (name[0] == 'k' ? c.k_head_scales : c.v_head_scales) = f.scales(name, c.num_kv_heads);
+  }
+  if (c.integer_cache())
+    for (const char* name : {"k_scale", "v_scale"})
+      if (f.has(name) && f.number(name, 1.0) != 1.0)  // 1: what case_to_json writes for every cache
+        f.bad(name, "applies to fp8 caches only: an integer cache (" +
+                        std::string(kv_cache_dtype_name(c.kv_cache_dtype)) +
+                        ") has a scale per group, in the golden's key_cache_scale / value_cache_scale");
+  if (c.integer_cache() && !attends)
+    f.bad("kv_cache_dtype",
+          "= \"" + cache + "\": a " + kernel +
+              " case with an integer cache is not supported yet (its golden would hold the "
+              "written scales and zero points as outputs); decode and prefix cases take one");
+  if (f.has("kv_quant")) {
+    if (!c.integer_cache())
+      f.bad("kv_quant", "applies to integer caches only (kv_cache_dtype is \"" +
+                            std::string(kv_cache_dtype_name(c.kv_cache_dtype)) + "\"; u8 or i8 take it)");
+    c.kv_quant = read_kv_quant(f, c.head_size);
+  } else if (c.integer_cache()) {
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      if (const auto rule = tensor_quant_rule(c.kv_quant.of(t), c.head_size)) f.bad("kv_quant", *rule);
   }
   resolve_lengths(f, c);
   if (c.max_query_len > 0)  // the kinds that size a grid by it
@@ -494,6 +574,7 @@ std::string case_to_json(const Case& c, int indent) {
   if (!c.v_head_scales.empty()) j["v_head_scales"] = c.v_head_scales;
   if (c.extra_table_columns != 1) j["extra_table_columns"] = c.extra_table_columns;
   if (!c.poison_unused) j["poison_unused"] = false;
+  if (c.integer_cache()) j["kv_quant"] = kv_quant_json(c.kv_quant);
   return j.dump(indent);
 }
 
@@ -540,7 +621,7 @@ std::vector<std::int32_t> Case::query_start_locs() const {
 }
 
 float Case::kv_scale(CacheTensor tensor, std::int32_t kv_head) const {
-  if (!quantised_cache()) return 1.0f;
+  if (!fp8_cache()) return 1.0f;
   const auto& per_head = tensor == CacheTensor::key ? k_head_scales : v_head_scales;
   const double scale = tensor == CacheTensor::key ? k_scale : v_scale;
   return static_cast<float>(per_head.empty() ? scale : per_head[static_cast<std::size_t>(kv_head)]);
@@ -597,7 +678,8 @@ bool operator==(const Case& a, const Case& b) {
          a.v_head_scales == b.v_head_scales && a.max_query_len == b.max_query_len &&
          a.cache_new_tokens == b.cache_new_tokens && a.extra_table_columns == b.extra_table_columns &&
          a.poison_unused == b.poison_unused && a.new_kv_source == b.new_kv_source &&
-         a.vllm_faithful == b.vllm_faithful && a.padding_tokens == b.padding_tokens;
+         a.vllm_faithful == b.vllm_faithful && a.padding_tokens == b.padding_tokens &&
+         a.kv_quant == b.kv_quant;
 }
 
 }  // namespace pao::cases

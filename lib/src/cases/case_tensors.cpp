@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "cases/case_block_tables.hpp"
+#include "cases/integer_cache.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/random.hpp"
@@ -43,6 +44,7 @@ void check_case(const Case& c, CaseKernel kernel) {
 struct PagedPool {
   Tensor key_cache, value_cache, block_tables;
   PagedCacheLayout key_layout, value_layout;
+  QuantParamTensors quant;  // integer caches
   std::int32_t columns = 0;
 
   /// Slot (physical block * block_size + offset) of token `pos` of sequence s.
@@ -68,7 +70,10 @@ PagedPool make_pool(const Case& c, Rng& rng) {
 
   PagedPool pool;
   const DType cd = c.cache_storage_dtype();
-  const double poison = c.poison_unused ? std::numeric_limits<double>::quiet_NaN() : 0.0;
+  const double poison = c.integer_cache() ? detail::integer_cache_poison_code(c)
+                        : c.poison_unused ? std::numeric_limits<double>::quiet_NaN()
+                                          : 0.0;
+  if (c.integer_cache()) pool.quant = detail::make_quant_params(c, num_blocks);
   for (const CacheTensor tensor : {CacheTensor::key, CacheTensor::value}) {
     const Shape shape = cache_shape(c.kv_layout, tensor, num_blocks, c.num_kv_heads, c.head_size, bs, cd);
     (tensor == CacheTensor::key ? pool.key_cache : pool.value_cache) = Tensor::filled(cd, shape, poison);
@@ -156,8 +161,48 @@ AttentionCase with_pool(AttentionCase c, PagedPool& pool) {
   c.key_cache = std::move(pool.key_cache);
   c.value_cache = std::move(pool.value_cache);
   c.block_tables = std::move(pool.block_tables);
+  c.quant = std::move(pool.quant);
   c.alibi_slopes = alibi_tensor(c.spec);
   return c;
+}
+
+/// A prefix step's integer cache: each sequence's context (and, with cache_new_tokens, its new
+/// tokens) block by block, each block quantised whole (a by_channel block's scales span its tokens).
+void write_integer_prefix_cache(const Case& spec, PagedPool& pool, const Tensor& ctx_key,
+                                const Tensor& ctx_value, const Tensor& new_key, const Tensor& new_value,
+                                const std::vector<std::int32_t>& start) {
+  const std::int32_t bs = spec.block_size, hs = spec.head_size;
+  std::vector<float> k_rows, v_rows;
+  std::int32_t ctx_base = 0;
+  for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
+    const auto si = static_cast<std::size_t>(s);
+    const std::int32_t ctx = spec.context_len(si);
+    const std::int32_t written = spec.cache_new_tokens ? spec.seq_lens[si] : ctx;
+    k_rows.resize(static_cast<std::size_t>(written) * hs);
+    v_rows.resize(k_rows.size());
+    for (std::int32_t h = 0; h < spec.num_kv_heads; ++h) {
+      for (std::int32_t pos = 0; pos < written; ++pos) {
+        const bool in_ctx = pos < ctx;
+        const std::int64_t row = in_ctx ? ctx_base + pos : start[si] + pos - ctx;
+        const Tensor& k = in_ctx ? ctx_key : new_key;
+        const Tensor& v = in_ctx ? ctx_value : new_value;
+        for (std::int32_t d = 0; d < hs; ++d) {
+          k_rows[static_cast<std::size_t>(pos) * hs + d] = static_cast<float>(k.at({row, h, d}));
+          v_rows[static_cast<std::size_t>(pos) * hs + d] = static_cast<float>(v.at({row, h, d}));
+        }
+      }
+      for (std::int32_t t0 = 0; t0 < written; t0 += bs) {
+        const std::int64_t b = pool.slot_of(s, t0, bs) / bs;
+        const std::int32_t n = std::min(bs, written - t0);
+        const std::size_t row = static_cast<std::size_t>(t0) * hs;
+        detail::write_integer_block(spec, CacheTensor::key, pool.key_cache, pool.key_layout, pool.quant, b, h,
+                                    k_rows.data() + row, n);
+        detail::write_integer_block(spec, CacheTensor::value, pool.value_cache, pool.value_layout, pool.quant,
+                                    b, h, v_rows.data() + row, n);
+      }
+    }
+    ctx_base += ctx;
+  }
 }
 
 }  // namespace
@@ -174,7 +219,18 @@ std::vector<float> alibi_slopes_for(std::int32_t num_heads) {
   return slopes;
 }
 
-AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes) {
+KVQuantArgs QuantParamTensors::views(const KVQuant& spec) const {
+  KVQuantArgs a;
+  a.spec = spec;
+  a.key_scale = key_scale;
+  a.key_zero_point = key_zero_point;
+  a.value_scale = value_scale;
+  a.value_zero_point = value_zero_point;
+  return a;
+}
+
+AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes,
+                                   const QuantParamTensors& quant) {
   AttentionOptions o;
   if (c.scale) o.scale = static_cast<float>(*c.scale);
   o.k_scale = static_cast<float>(c.k_scale);
@@ -182,6 +238,7 @@ AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes) {
   o.k_head_scales.assign(c.k_head_scales.begin(), c.k_head_scales.end());
   o.v_head_scales.assign(c.v_head_scales.begin(), c.v_head_scales.end());
   if (c.alibi) o.alibi_slopes = alibi_slopes;
+  if (c.integer_cache()) o.kv_quant = quant.views(c.kv_quant);
   const KernelFeatures features = kernel_features(c);
   o.soft_cap = static_cast<float>(features.soft_cap);
   o.sliding_window = features.sliding_window;
@@ -191,20 +248,21 @@ AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes) {
 namespace {
 
 void set_paged_kv(PagedKVArgs& a, const Case& spec, const Tensor& key_cache, const Tensor& value_cache,
-                  const Tensor& block_tables, const Tensor& seq_lens, const Tensor& alibi_slopes) {
+                  const Tensor& block_tables, const Tensor& seq_lens, const Tensor& alibi_slopes,
+                  const QuantParamTensors& quant) {
   a.key_cache = key_cache;
   a.value_cache = value_cache;
   a.kv_layout = spec.kv_layout;
   a.block_tables = block_tables;
   a.seq_lens = seq_lens;
-  a.options = attention_options(spec, alibi_slopes);
+  a.options = attention_options(spec, alibi_slopes, quant);
 }
 
 }  // namespace
 
 DecodeArgs DecodeCase::args() const {
   DecodeArgs a;
-  set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes);
+  set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes, quant);
   a.query = query;
   a.max_seq_len = spec.max_seq_len;
   return a;
@@ -212,7 +270,7 @@ DecodeArgs DecodeCase::args() const {
 
 PrefixArgs PrefixCase::args() const {
   PrefixArgs a;
-  set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes);
+  set_paged_kv(a, spec, key_cache, value_cache, block_tables, seq_lens, alibi_slopes, quant);
   a.query = query;
   a.key = key;
   a.value = value;
@@ -248,10 +306,18 @@ DecodeCase make_decode_case(const Case& spec) {
   // Written straight into the caches: one rounding of value / scale (in fp64) to the cache dtype.
   const DType cd = spec.cache_storage_dtype();
   const auto es = static_cast<std::int64_t>(dtype_size(cd));
+  // Integer caches: the rows of a sequence's KV head as the activation dtype holds them, each block
+  // quantised whole once they are drawn (cases/integer_cache.hpp).
+  const bool integer = spec.integer_cache();
+  std::vector<float> k_rows, v_rows;
   std::vector<double> shared_row(static_cast<std::size_t>(hs));
   for (std::int32_t s = 0; s < spec.num_seqs; ++s) {
     const std::int32_t len = spec.seq_lens[static_cast<std::size_t>(s)];
     const std::int32_t dominant = draw.dominant(len);
+    if (integer) {
+      k_rows.resize(static_cast<std::size_t>(len) * hs);
+      v_rows.resize(k_rows.size());
+    }
     for (std::int32_t h = 0; h < nkv; ++h) {
       // fp8 caches store value / scale; others store the value.
       const double ks = spec.kv_scale(CacheTensor::key, h);
@@ -263,11 +329,28 @@ DecodeCase make_decode_case(const Case& spec) {
           const double k = draw.k(shared_row, d, t == dominant, [&](std::int32_t dim) {
             return c.query.at({s, h * G, dim});  // the stored query (a sign of zero counts as +)
           });
+          const double v = draw.v();
+          if (integer) {
+            const std::size_t i = static_cast<std::size_t>(t) * hs + d;
+            k_rows[i] = static_cast<float>(round_to_dtype(spec.dtype, k));
+            v_rows[i] = static_cast<float>(round_to_dtype(spec.dtype, v));
+            continue;
+          }
           encode_element(cd, k / ks, pool.key_cache.bytes() + pool.key_layout.offset(b, h, t % bs, d) * es);
-          encode_element(cd, draw.v() / vs,
+          encode_element(cd, v / vs,
                          pool.value_cache.bytes() + pool.value_layout.offset(b, h, t % bs, d) * es);
         }
       }
+      if (integer)
+        for (std::int32_t t0 = 0; t0 < len; t0 += bs) {
+          const std::int64_t b = pool.slot_of(s, t0, bs) / bs;
+          const std::int32_t n = std::min(bs, len - t0);
+          const std::size_t row = static_cast<std::size_t>(t0) * hs;
+          detail::write_integer_block(spec, CacheTensor::key, pool.key_cache, pool.key_layout, pool.quant, b,
+                                      h, k_rows.data() + row, n);
+          detail::write_integer_block(spec, CacheTensor::value, pool.value_cache, pool.value_layout,
+                                      pool.quant, b, h, v_rows.data() + row, n);
+        }
     }
   }
   return with_pool(std::move(c), pool);
@@ -333,9 +416,13 @@ PrefixCase make_prefix_case(const Case& spec) {
   c.value = from_f64(spec.dtype, {T, nkv, hs}, new_v);
 
   // The cache, written the way a serving engine writes it.
-  const AttentionOptions scales = attention_options(spec, {});
   const Tensor ctx_key = from_f64(spec.dtype, {total_ctx, nkv, hs}, ctx_k);
   const Tensor ctx_value = from_f64(spec.dtype, {total_ctx, nkv, hs}, ctx_v);
+  if (spec.integer_cache()) {
+    write_integer_prefix_cache(spec, pool, ctx_key, ctx_value, c.key, c.value, start);
+    return with_pool(std::move(c), pool);
+  }
+  const AttentionOptions scales = attention_options(spec, {});
   reshape_and_cache(ctx_key, ctx_value, pool.key_cache, pool.value_cache, ctx_slots, spec.kv_layout, scales);
   if (spec.cache_new_tokens)
     reshape_and_cache(c.key, c.value, pool.key_cache, pool.value_cache, c.slot_mapping, spec.kv_layout,

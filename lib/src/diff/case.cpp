@@ -270,7 +270,7 @@ void name_cause(CaseReport& rep) {
 
 std::string dtype_path_of(const cases::Case& c) {
   std::string path(dtype_name(c.dtype));
-  if (c.quantised_cache()) path += " with an " + std::string(dtype_name(c.cache_storage_dtype())) + " cache";
+  if (c.fp8_cache()) path += " with an " + std::string(dtype_name(c.cache_storage_dtype())) + " cache";
   return path;
 }
 

@@ -27,7 +27,7 @@ struct Variant {
 
 std::vector<Variant> variants_of(const cases::Case& c) {
   std::vector<Variant> v;
-  const bool fp8 = c.quantised_cache();
+  const bool fp8 = c.fp8_cache();
   if (fp8) {
     v.push_back({"k_scale and v_scale ignored", [](AttentionOptions& o, NewKVSource&) {
                    o.k_scale = o.v_scale = 1.0f;

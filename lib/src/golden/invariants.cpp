@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "pao/cases/cache_values.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
@@ -233,16 +234,16 @@ class Checker {
   void value_ranges() {
     const Tensor value_cache = file_.read("value_cache");
     const Tensor key_cache = file_.read("key_cache");
-    const std::vector<double> keys = key_cache.to_f64();
-    const PagedCacheLayout key_layout =
-        contiguous_cache_layout(c_.kv_layout, CacheTensor::key, key_cache.shape());
+    cases::QuantParamTensors q;
+    if (c_.integer_cache())
+      for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+        for (const bool zp : {false, true}) q.param(t, zp) = file_.read(std::string(quant_param_name(t, zp)));
+    const cases::CacheValues keys(c_, CacheTensor::key, key_cache, &q.key_scale, &q.key_zero_point);
+    const cases::CacheValues values(c_, CacheTensor::value, value_cache, &q.value_scale, &q.value_zero_point);
     std::vector<double> new_keys;
     const bool new_tokens = kind_.traits().new_tokens;  // their K / V are inputs of their own
     if (new_tokens) new_keys = file_.read("key").to_f64();
     const Tensor block_tables = file_.read("block_tables");
-    const std::vector<double> cache = value_cache.to_f64();
-    const PagedCacheLayout layout =
-        contiguous_cache_layout(c_.kv_layout, CacheTensor::value, value_cache.shape());
     const std::int64_t num_blocks = value_cache.size(0);
     std::vector<double> new_values;  // prefix: the unquantised new tokens [num_tokens, num_kv_heads, D]
     if (new_tokens) new_values = file_.read("value").to_f64();
@@ -259,8 +260,6 @@ class Checker {
         r.lo.assign(static_cast<std::size_t>(D), kInf);
         r.hi.assign(static_cast<std::size_t>(D), -kInf);
         r.rows = len;
-        const double scale = c_.kv_scale(CacheTensor::value, g);
-        const double k_scale = c_.kv_scale(CacheTensor::key, g);
         auto add_key = [&](double norm_sq) { r.max_key_norm = std::max(r.max_key_norm, std::sqrt(norm_sq)); };
         auto add = [&](std::int32_t d, double v) {
           r.lo[static_cast<std::size_t>(d)] = std::min(r.lo[static_cast<std::size_t>(d)], v);
@@ -280,9 +279,8 @@ class Checker {
           }
           double norm_sq = 0;
           for (std::int32_t d = 0; d < D; ++d) {
-            add(d, cache[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))] * scale);
-            const double k =
-                keys[static_cast<std::size_t>(key_layout.offset(block, g, t % c_.block_size, d))] * k_scale;
+            add(d, values.at(block, g, t % c_.block_size, d));
+            const double k = keys.at(block, g, t % c_.block_size, d);
             norm_sq += k * k;
           }
           add_key(norm_sq);

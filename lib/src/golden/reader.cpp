@@ -9,6 +9,7 @@
 #include "pao/core/error.hpp"
 #include "pao/io/byte_source.hpp"
 #include "pao/io/npy.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::golden {
 
@@ -137,17 +138,27 @@ Tensor input(const GoldenTensors& g, const char* name) {
   return t ? Tensor::copy_of(t->view()) : Tensor();
 }
 
+/// An integer cache's scales and zero points (empty tensors for other caches).
+template <typename Input>
+void read_quant_params(cases::QuantParamTensors& q, Input&& input) {
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+    for (const bool zp : {false, true}) q.param(t, zp) = input(std::string(quant_param_name(t, zp)).c_str());
+}
+
 /// A decode / prefix case from its spec and its inputs, `input(name)` giving each (an empty tensor
 /// for an absent alibi_slopes).
 template <typename Input>
 cases::DecodeCase decode_case_from(const cases::Case& spec, Input&& input) {
-  return cases::DecodeCase{spec,
-                           input("query"),
-                           input("key_cache"),
-                           input("value_cache"),
-                           input("block_tables"),
-                           input("seq_lens"),
-                           input("alibi_slopes")};
+  cases::DecodeCase c{spec,
+                      input("query"),
+                      input("key_cache"),
+                      input("value_cache"),
+                      input("block_tables"),
+                      input("seq_lens"),
+                      input("alibi_slopes"),
+                      {}};
+  read_quant_params(c.quant, input);
+  return c;
 }
 
 template <typename Input>
@@ -163,6 +174,7 @@ cases::PrefixCase prefix_case_from(const cases::Case& spec, Input&& input) {
   c.seq_lens = input("seq_lens");
   c.query_start_loc = input("query_start_loc");
   c.alibi_slopes = input("alibi_slopes");
+  read_quant_params(c.quant, input);
   return c;
 }
 
@@ -178,7 +190,7 @@ struct GoldenInputs {
            "), not of the ", cases::to_string(kernel), " kernel");
   }
   Tensor operator()(const char* name) const {
-    return std::string_view(name) == "alibi_slopes" && !file.has(name) ? Tensor() : file.read(name);
+    return !kinds::golden_input_applies(spec, name) && !file.has(name) ? Tensor() : file.read(name);
   }
 };
 

@@ -87,10 +87,11 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
   put(m, "vllm_compatible", incompatible.empty() || c.vllm_faithful ? "true" : "false");
   if (!incompatible.empty())
     put(m, c.vllm_faithful ? "vllm_faithful_dropped" : "vllm_incompatible", join(incompatible, "; "));
-  // The input list is exact: alibi_slopes is in the file only with ALiBi on.
+  // The input list is exact: alibi_slopes only with ALiBi on, scales and zero points only with an
+  // integer cache.
   std::vector<std::string> inputs;
   for (const auto& n : golden_input_names(c.kernel))
-    if (n != "alibi_slopes" || c.alibi) inputs.push_back(n);
+    if (kinds::golden_input_applies(c, n)) inputs.push_back(n);
   put(m, "inputs", join(inputs));
   put(m, "outputs", join(outputs));  // the rest are recomputed from the inputs when needed
   kind.write_metadata(c, m);

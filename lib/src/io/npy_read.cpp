@@ -148,15 +148,15 @@ StoredType parse_descr(const std::string& descr, const std::string& prefix) {
     std::optional<DType> dtype;
     std::size_t bytes;
   };
-  static constexpr Kind kKinds[] = {{"f8", DType::f64, 8},  {"f4", DType::f32, 4}, {"f2", DType::f16, 2},
-                                    {"i4", DType::i32, 4},  {"i8", DType::i64, 8}, {"u1", DType::u8, 1},
-                                    {"u2", std::nullopt, 2}};
+  static constexpr Kind kKinds[] = {{"f8", DType::f64, 8}, {"f4", DType::f32, 4},  {"f2", DType::f16, 2},
+                                    {"i4", DType::i32, 4}, {"i8", DType::i64, 8},  {"u1", DType::u8, 1},
+                                    {"i1", DType::i8, 1},  {"u2", std::nullopt, 2}};
   const Kind* kind = nullptr;
   if (descr.size() == 3)
     for (const auto& k : kKinds)
       if (descr.substr(1) == k.code) kind = &k;
   require(kind != nullptr, prefix, "unsupported descr '", descr,
-          "' (supported: <f8 <f4 <f2 <i4 <i8 |u1 <u2)");
+          "' (supported: <f8 <f4 <f2 <i4 <i8 |u1 |i1 <u2)");
   const char order = descr[0];
   require(order != '>' || kind->bytes == 1, prefix, "descr '", descr,
           "' is big-endian; only little-endian data is supported");

@@ -14,8 +14,9 @@ namespace {
 
 constexpr KernelVariant kVariants[] = {KernelVariant::v1, KernelVariant::v2};
 constexpr std::string_view kFields[] = {"partition_size", "warp_size", "threads_per_cta"};
-constexpr std::string_view kInputs[] = {"query",        "key_cache", "value_cache",
-                                        "block_tables", "seq_lens",  "alibi_slopes"};
+constexpr std::string_view kInputs[] = {
+    "query",        "key_cache",       "value_cache",          "block_tables",      "seq_lens",
+    "alibi_slopes", "key_cache_scale", "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point"};
 using J = OutputSpec::Judged;
 // vLLM's argument names (paged_attention_v2's tmp_out, max_logits, exp_sum) and `output` / `o`.
 constexpr std::string_view kOutAliases[] = {"output", "o"};
@@ -126,6 +127,7 @@ class DecodeKind final : public KernelKind {
     t.emplace_back("block_tables", std::move(dc.block_tables));
     t.emplace_back("seq_lens", std::move(dc.seq_lens));
     if (c.alibi) t.emplace_back("alibi_slopes", std::move(dc.alibi_slopes));
+    add_quant_params(c, dc.quant, t);
     for (auto& named : computed) t.push_back(std::move(named));
   }
 
@@ -177,7 +179,7 @@ class DecodeKind final : public KernelKind {
   }
 
   DequantThroughHalf dequant_through_half(const cases::Case& c) const override {
-    if (!c.quantised_cache()) return {};
+    if (!c.fp8_cache()) return {};
     const DecodeGeometry g = DecodeGeometry::make(c.warp_size, c.threads_per_cta, c.block_size,
                                                   static_cast<std::int32_t>(dtype_size(c.dtype)));
     return {fp8_dequant_through_half(c.dtype, g.vec_size), fp8_dequant_through_half(c.dtype, g.v_vec_size)};

@@ -62,4 +62,20 @@ std::string kind_names() {
   return out;
 }
 
+bool golden_input_applies(const cases::Case& c, std::string_view name) {
+  if (name == "alibi_slopes") return c.alibi;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+    for (const bool zp : {false, true})
+      if (name == quant_param_name(t, zp)) return c.integer_cache();
+  return true;
+}
+
+void add_quant_params(const cases::Case& c, cases::QuantParamTensors& q,
+                      std::vector<std::pair<std::string, Tensor>>& tensors) {
+  if (!c.integer_cache()) return;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+    for (const bool zp : {false, true})
+      tensors.emplace_back(std::string(quant_param_name(t, zp)), std::move(q.param(t, zp)));
+}
+
 }  // namespace pao::kinds

@@ -16,9 +16,19 @@ namespace {
 constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
 constexpr std::string_view kFields[] = {"query_lens",    "block_m",          "block_n",      "context_tile",
                                         "max_query_len", "cache_new_tokens", "new_kv_source"};
-constexpr std::string_view kInputs[] = {"query",       "key",          "value",    "key_cache",
-                                        "value_cache", "block_tables", "seq_lens", "query_start_loc",
-                                        "alibi_slopes"};
+constexpr std::string_view kInputs[] = {"query",
+                                        "key",
+                                        "value",
+                                        "key_cache",
+                                        "value_cache",
+                                        "block_tables",
+                                        "seq_lens",
+                                        "query_start_loc",
+                                        "alibi_slopes",
+                                        "key_cache_scale",
+                                        "key_cache_zero_point",
+                                        "value_cache_scale",
+                                        "value_cache_zero_point"};
 using J = OutputSpec::Judged;
 constexpr std::string_view kOutAliases[] = {"output", "o"};  // o: context_attention_fwd's
 constexpr OutputSpec kOutputs[] = {
@@ -46,7 +56,7 @@ constexpr cases::VllmRule kVllmRules[] = {
      },
      [](cases::KernelFeatures& f) { f.soft_cap = 0.0; }},
     // With a cache of the activation dtype the two sources hold the same values.
-    {[](const cases::Case& c) { return c.new_kv_source == NewKVSource::cache && c.quantised_cache(); },
+    {[](const cases::Case& c) { return c.new_kv_source == NewKVSource::cache && c.fp8_cache(); },
      [](const cases::Case&) {
        return std::string(
            "vLLM's context_attention_fwd reads the new tokens from key / value, not from the quantised "
@@ -139,6 +149,7 @@ class PrefixKind final : public KernelKind {
     t.emplace_back("seq_lens", std::move(pc.seq_lens));
     t.emplace_back("query_start_loc", std::move(pc.query_start_loc));
     if (c.alibi) t.emplace_back("alibi_slopes", std::move(pc.alibi_slopes));
+    add_quant_params(c, pc.quant, t);
     for (auto& named : computed) t.push_back(std::move(named));
   }
 

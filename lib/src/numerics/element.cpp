@@ -208,6 +208,8 @@ template <>
 struct Codec<DType::i64> : IntegerCodec<DType::i64, std::int64_t> {};
 template <>
 struct Codec<DType::u8> : IntegerCodec<DType::u8, std::uint8_t> {};
+template <>
+struct Codec<DType::i8> : IntegerCodec<DType::i8, std::int8_t> {};
 
 /// fn(std::integral_constant<DType, t>{}): the runtime dtype as a compile-time one.
 template <typename Fn>
@@ -232,6 +234,8 @@ decltype(auto) visit_dtype(DType t, const char* what, Fn&& fn) {
       return fn(std::integral_constant<D, D::i64>{});
     case D::u8:
       return fn(std::integral_constant<D, D::u8>{});
+    case D::i8:
+      return fn(std::integral_constant<D, D::i8>{});
   }
   fail(what, ": unknown dtype ", static_cast<int>(t));
 }

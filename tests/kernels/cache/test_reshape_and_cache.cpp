@@ -202,7 +202,7 @@ TEST_CASE("reshape_and_cache errors name the tensor, the index and the rule") {
   Tensor other(DType::bf16, {4, kHeads, kHeadSize});
   throws(key, other, c, mapping({0, 1, 2, 3}), "value: dtype bf16 differs from key's f16");
   throws(other, other, c, mapping({0, 1, 2, 3}),
-         "key_cache: dtype f16 must equal key's (bf16) or be a cache format (fp8_e4m3, fp8_e5m2)");
+         "key_cache: dtype f16 must equal key's (bf16) or be a cache format (fp8_e4m3, fp8_e5m2, u8, i8)");
   Tensor short_value(DType::f16, {3, kHeads, kHeadSize});
   throws(key, short_value, c, mapping({0, 1, 2}), "value: shape [3, 2, 32] does not match");
   Tensor three_heads(DType::f16, {4, 3, kHeadSize});

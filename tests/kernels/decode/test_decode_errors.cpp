@@ -1,6 +1,7 @@
 // Bad decode inputs: each raises pao::Error whose message names the tensor and the rule.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "pao/core/error.hpp"
@@ -211,4 +212,40 @@ TEST_CASE("negative partition_size and max_seq_len are rejected") {
   a.max_seq_len = -1;
   for (Precision prec : {Precision::exact, Precision::kernel})
     expect_error_v1_and_v2(a, "max_seq_len = -1: must be >= 0 (0 = longest seq_len)", prec);
+}
+
+TEST_CASE("integer caches: missing or misshapen scales, a bad scale or zero point of a used token") {
+  cases::Case s = small();
+  s.kv_cache_dtype = DType::u8;  // key by channel, value by token
+  s.kv_layout = KVLayout::nhd;
+  const cases::DecodeCase c = cases::make_decode_case(s);
+  {
+    DecodeArgs a = c.args();
+    a.options.kv_quant.key_scale = {};
+    expect_error_v1_and_v2(a, "key_cache_scale: missing (a u8 cache needs [");
+  }
+  {
+    DecodeArgs a = c.args();
+    a.options.kv_quant.value_zero_point =
+        c.quant.key_zero_point.view();  // [nb, 2, 1, 32], not [nb, 2, 16, 1]
+    expect_error_v1_and_v2(a, "value_cache_zero_point: shape [");
+    expect_error(a, "= [num_blocks, num_kv_heads, block_size, 1] (value by_token)");
+  }
+  // Sequence 1 (5 tokens) position 3: its value scale NaN, then its zero point 300.
+  const std::int64_t block = c.block_tables.view().i32_at({1, 0});
+  for (const bool zero_point : {false, true}) {
+    cases::DecodeCase bad = cases::make_decode_case(s);
+    Tensor& t = bad.quant.param(CacheTensor::value, zero_point);
+    t.set({block, 0, 3, 0}, zero_point ? 300.0 : std::numeric_limits<double>::quiet_NaN());
+    expect_error_v1_and_v2(bad.args(),
+                           zero_point ? "value_cache_zero_point element" : "value_cache_scale element");
+    expect_error(bad.args(), "(sequence 1, position 3)");
+    expect_error(bad.args(), zero_point ? "a zero point must be an integer in u8's range [0, 255]"
+                                        : "a scale must be finite and positive");
+  }
+  // A NaN scale of a slot no token occupies (the poison) is never read.
+  cases::DecodeCase poisoned = cases::make_decode_case(s);
+  poisoned.quant.param(CacheTensor::value, false)
+      .set({block, 0, 7, 0}, std::numeric_limits<double>::quiet_NaN());
+  CHECK_NOTHROW(paged_attention_v2(poisoned.args(), Precision::exact, small()));
 }

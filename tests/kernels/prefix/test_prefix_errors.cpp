@@ -86,7 +86,8 @@ TEST_CASE("prefix errors name the tensor, the index and the rule") {
          a.key_cache = keep[keep.size() - 2];
          a.value_cache = keep.back();
        },
-       "key_cache: dtype bf16 must equal the query's (f16) or be a cache format (fp8_e4m3, fp8_e5m2)"},
+       "key_cache: dtype bf16 must equal the query's (f16) or be a cache format (fp8_e4m3, fp8_e5m2, u8, "
+       "i8)"},
       {"value cache dtype",
        [&](PrefixArgs& a, auto& keep) {
          keep.push_back(Tensor(DType::bf16, c.value_cache.shape()));
@@ -221,6 +222,9 @@ TEST_CASE("prefix errors on fp8 caches: scales and undeclared u8") {
                        doctest::Contains("v_scale_per_head: 1 entries, expected num_kv_heads = 2"), Error);
   args = c.args();
   args.key_cache.dtype = args.value_cache.dtype = DType::u8;
-  CHECK_THROWS_WITH_AS(prefix_attention(args, Precision::kernel, c.spec),
-                       doctest::Contains("declare the fp8 flavour of u8 caches"), Error);
+  CHECK_THROWS_WITH_AS(
+      prefix_attention(args, Precision::kernel, c.spec),
+      doctest::Contains(
+          "fp8 codes in a uint8 tensor (vLLM's fp8 caches) must be declared fp8_e4m3 or fp8_e5m2"),
+      Error);
 }

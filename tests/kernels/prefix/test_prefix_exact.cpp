@@ -81,6 +81,9 @@ TEST_CASE("a one-token query with a context equals exact V1 decode of the same s
       spec.k_scale = 0.25f;
       spec.v_scale = 0.5f;
     }
+    // An integer cache's codes are never exact: the new token is read back from the cache (as
+    // decode reads it), the fp8 test below for any values.
+    if (is_integer_cache(spec.cache_storage_dtype())) spec.new_kv_source = NewKVSource::cache;
     specs.push_back(spec);
   }
   for (const auto& spec : specs) {
@@ -108,7 +111,7 @@ TEST_CASE("new_kv_source cache: the new tokens' K/V are read back from the quant
   // FlashAttention-, FlashInfer- and IPEX-based backends write the chunk with reshape_and_cache
   // first and read every token from the cache. With an fp8 cache that differs from vLLM's Triton
   // kernel (new tokens from the unquantised key / value); with the activation dtype it does not.
-  int fp8_cases = 0;
+  int fp8_cases = 0, integer_cases = 0;
   for (auto spec : test::all_prefix_cases()) {
     if (!spec.cache_new_tokens) continue;
     for (KVLayout layout : kAllKVLayouts) {
@@ -125,16 +128,20 @@ TEST_CASE("new_kv_source cache: the new tokens' K/V are read back from the quant
       CHECK(max_abs_diff(got, ref) <= 1e-12 * max_abs(ref));
       const auto from_input = prefix_attention(input.args(), Precision::exact, input.spec).out_f64.to_f64();
       const bool any_new = *std::max_element(spec.query_lens.begin(), spec.query_lens.end()) > 0;
-      if (is_fp8(spec.cache_storage_dtype()) && any_new &&
-          spec.distribution != cases::ValueDistribution::small_integers) {
+      const DType cd = spec.cache_storage_dtype();
+      if (is_integer_cache(cd) && any_new) {
+        ++integer_cases;
+        CHECK(max_abs_diff(got, from_input) > 1e-6 * max_abs(ref));  // quantisation shows
+      } else if (is_fp8(cd) && any_new && spec.distribution != cases::ValueDistribution::small_integers) {
         ++fp8_cases;
         CHECK(max_abs_diff(got, from_input) > 1e-6 * max_abs(ref));  // quantisation shows
-      } else if (!is_fp8(spec.cache_storage_dtype())) {
+      } else if (!is_fp8(cd) && !is_integer_cache(cd)) {
         CHECK(max_abs_diff(got, from_input) == 0.0);
       }
     }
   }
   CHECK(fp8_cases > 0);
+  CHECK(integer_cases > 0);
 }
 
 TEST_CASE("new_kv_source cache: a one-token query equals exact V1 decode, whatever the fp8 values") {

@@ -20,6 +20,7 @@
 #include "pao/core/dtype.hpp"
 #include "pao/kernels/attention_options.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/numerics/kv_quant.hpp"
 #include "pao/plan/kernel_tuning.hpp"
 #include "pao/plan/launch_shape.hpp"
 
@@ -57,8 +58,10 @@ struct Case : LaunchShape, KernelTuning {  // num_seqs, num_heads, num_kv_heads,
   CaseKernel kernel = CaseKernel::decode;
   DType dtype = DType::f16;  // query, key, value, out: f32, f16 or bf16
   /// vLLM's kv_cache_dtype: unset is "auto" (the caches store `dtype`), else a cache format of
-  /// the dtype table (fp8_e4m3, fp8_e5m2).
+  /// the dtype table (fp8_e4m3, fp8_e5m2; the integer u8, i8 with kv_quant).
   std::optional<DType> kv_cache_dtype;
+  /// Integer caches: how K and V are quantised (pao/numerics/kv_quant.hpp); OpenVINO's by default.
+  KVQuant kv_quant;
   KVLayout kv_layout = KVLayout::vllm;
   /// Scalars keep the double the JSON held; kernels get them as f32, as vLLM passes them.
   double k_scale = 1.0;
@@ -98,8 +101,10 @@ struct Case : LaunchShape, KernelTuning {  // num_seqs, num_heads, num_kv_heads,
 
   /// The dtype the caches store: dtype, or the cache format.
   DType cache_storage_dtype() const { return kv_cache_dtype.value_or(dtype); }
-  /// The caches are quantised (stored value / scale, dequantised with k_scale / v_scale).
-  bool quantised_cache() const { return dtype_info(cache_storage_dtype()).scaled; }
+  /// The caches are fp8 (stored value / scale, dequantised with k_scale / v_scale).
+  bool fp8_cache() const { return dtype_info(cache_storage_dtype()).scaled; }
+  /// The caches are integer codes with scales and zero points (kv_quant).
+  bool integer_cache() const { return is_integer_cache(cache_storage_dtype()); }
   /// Prefix: cached tokens of sequence s (seq_len - query_len). Decode: seq_len - 1.
   std::int32_t context_len(std::size_t s) const;
   /// Prefix: new tokens of the batch (rows of query). Decode: num_seqs.

@@ -15,14 +15,32 @@
 
 namespace pao::cases {
 
+/// An integer cache's scales and zero points (pao/numerics/kv_quant.hpp), under the golden's names
+/// key_cache_scale, key_cache_zero_point, value_cache_scale, value_cache_zero_point; empty tensors
+/// for every other cache.
+struct QuantParamTensors {
+  Tensor key_scale, key_zero_point, value_scale, value_zero_point;
+
+  Tensor& param(CacheTensor t, bool zero_point) {
+    if (t == CacheTensor::key) return zero_point ? key_zero_point : key_scale;
+    return zero_point ? value_zero_point : value_scale;
+  }
+  const Tensor& param(CacheTensor t, bool zero_point) const {
+    return const_cast<QuantParamTensors*>(this)->param(t, zero_point);
+  }
+  /// The kernels' view of them with `spec`.
+  KVQuantArgs views(const KVQuant& spec) const;
+};
+
 struct DecodeCase {
   Case spec;
-  Tensor query;         // [num_seqs, num_heads, head_size]
-  Tensor key_cache;     // cache_shape(spec.kv_layout, key, ...)
-  Tensor value_cache;   // cache_shape(spec.kv_layout, value, ...)
-  Tensor block_tables;  // [num_seqs, max_blocks_per_seq] i32
-  Tensor seq_lens;      // [num_seqs] i32
-  Tensor alibi_slopes;  // [num_heads] f32, with spec.alibi
+  Tensor query;             // [num_seqs, num_heads, head_size]
+  Tensor key_cache;         // cache_shape(spec.kv_layout, key, ...)
+  Tensor value_cache;       // cache_shape(spec.kv_layout, value, ...)
+  Tensor block_tables;      // [num_seqs, max_blocks_per_seq] i32
+  Tensor seq_lens;          // [num_seqs] i32
+  Tensor alibi_slopes;      // [num_heads] f32, with spec.alibi
+  QuantParamTensors quant;  // integer caches
 
   /// Views onto this case's tensors (valid while the case lives). The kernels take the case's
   /// tuning beside them: paged_attention_v2(c.args(), precision, c.spec).
@@ -34,9 +52,10 @@ struct PrefixCase {
   Tensor query;       // [num_tokens, num_heads, head_size]
   Tensor key, value;  // [num_tokens, num_kv_heads, head_size]
   Tensor key_cache, value_cache, block_tables, seq_lens;
-  Tensor query_start_loc;  // [num_seqs + 1] i32
-  Tensor alibi_slopes;     // [num_heads] f32, with spec.alibi
-  Tensor slot_mapping;     // [num_tokens] i64: the slot of every new token
+  Tensor query_start_loc;   // [num_seqs + 1] i32
+  Tensor alibi_slopes;      // [num_heads] f32, with spec.alibi
+  Tensor slot_mapping;      // [num_tokens] i64: the slot of every new token
+  QuantParamTensors quant;  // integer caches
 
   /// Views onto this case's tensors (valid while the case lives).
   PrefixArgs args() const;
@@ -64,8 +83,9 @@ ReshapeCase make_reshape_case(const Case& c);
 std::int32_t pool_num_blocks(const Case& c);
 
 /// The attention options of a case: scale, fp8 scales (per tensor or per KV head), soft-cap,
-/// window, and the ALiBi slopes when the case has them.
-AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes);
+/// window, the ALiBi slopes when the case has them, an integer cache's scales and zero points.
+AttentionOptions attention_options(const Case& c, const Tensor& alibi_slopes,
+                                   const QuantParamTensors& quant = {});
 
 /// ALiBi slopes of the Press et al. recipe for num_heads (geometric, 2^(-8/n) based).
 std::vector<float> alibi_slopes_for(std::int32_t num_heads);

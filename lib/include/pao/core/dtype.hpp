@@ -23,6 +23,7 @@ enum class DType : std::uint8_t {
   i32,
   i64,
   u8,
+  i8,
 };
 
 struct DTypeInfo {
@@ -36,9 +37,12 @@ struct DTypeInfo {
   char kind;          // numpy's dtype.kind: 'f' floating, 'i' signed integer, 'u' unsigned integer
   bool activation;    // query, key, value, out may be it (f32, f16, bf16)
   bool cache_format;  // a kv_cache_dtype of its own beside "auto" (the activation dtype)
-  bool scaled;        // a cache stores value / scale: dequantised as code * scale (fp8)
+  bool scaled;        // a cache stores value / scale: dequantised as code * scale (fp8); integer
+                      // caches (u8, i8) are cache formats too, dequantised (code - zero point) *
+                      // scale with the scales and zero points of a kv_quant spec (kv_quant.hpp)
   bool numpy_native;  // numpy has the dtype; bf16 / fp8 cross the Python boundary as raw bits
-  DType misread_as;   // the dtype a confused kernel decodes it as (audit); itself when none
+  DType misread_as;   // the dtype a confused kernel decodes it as (audit: fp8 flavours, signed /
+                      // unsigned); itself when none
   // Floating point: the significand's bits (implicit bit included) and the smallest normal
   // exponent, what ULPs and the unit roundoff are made of (numerics/ulp.hpp); 0 for integers.
   std::uint8_t significand_bits;
@@ -49,7 +53,7 @@ struct DTypeInfo {
 };
 
 // clang-format off
-inline constexpr std::array<DTypeInfo, 9> kDTypes{{
+inline constexpr std::array<DTypeInfo, 10> kDTypes{{
   // type             name        safet.     short   array name       format    B  kind  activ  cache  scaled  numpy  misread as       sig  emin   st
     {DType::f64,      "f64",      "F64",     "f64",  "float64",       "none",   8, 'f',  false, false, false,  true,  DType::f64,      53,  -1022, 12},
     {DType::f32,      "f32",      "F32",     "f32",  "float32",       "none",   4, 'f',  true,  false, false,  true,  DType::f32,      24,  -126,  11},
@@ -59,7 +63,8 @@ inline constexpr std::array<DTypeInfo, 9> kDTypes{{
     {DType::fp8_e5m2, "fp8_e5m2", "F8_E5M2", "e5m2", "float8_e5m2",   "e5m2",   1, 'f',  false, true,  true,   false, DType::fp8_e4m3, 3,   -14,   3},
     {DType::i32,      "i32",      "I32",     "i32",  "int32",         "none",   4, 'i',  false, false, false,  true,  DType::i32,      0,   0,     9},
     {DType::i64,      "i64",      "I64",     "i64",  "int64",         "none",   8, 'i',  false, false, false,  true,  DType::i64,      0,   0,     13},
-    {DType::u8,       "u8",       "U8",      "u8",   "uint8",         "none",   1, 'u',  false, false, false,  true,  DType::u8,       0,   0,     1},
+    {DType::u8,       "u8",       "U8",      "u8",   "uint8",         "none",   1, 'u',  false, true,  false,  true,  DType::i8,       0,   0,     1},
+    {DType::i8,       "i8",       "I8",      "i8",   "int8",          "none",   1, 'i',  false, true,  false,  true,  DType::u8,       0,   0,     2},
 }};
 // clang-format on
 
@@ -77,14 +82,16 @@ inline constexpr bool is_fp8(DType t) { return dtype_info(t).scaled; }
 inline constexpr bool is_floating(DType t) { return dtype_info(t).kind == 'f'; }
 /// Cache formats: the dtypes a KV cache may hold besides the activation dtype (kv_cache_dtype).
 inline constexpr bool is_cache_format(DType t) { return dtype_info(t).cache_format; }
+/// Integer cache formats (u8, i8): codes with a scale and a zero point per group (kv_quant.hpp).
+inline constexpr bool is_integer_cache(DType t) { return dtype_info(t).cache_format && !is_floating(t); }
 /// Activation dtypes: what query, key, value and out may be.
 inline constexpr bool is_activation(DType t) { return dtype_info(t).activation; }
 
-/// pao's short names: f64 f32 f16 bf16 fp8_e4m3 fp8_e5m2 i32 i64 u8.
+/// pao's short names: f64 f32 f16 bf16 fp8_e4m3 fp8_e5m2 i32 i64 u8 i8.
 std::string_view dtype_name(DType t);
 /// Parses a pao short name; throws pao::Error naming `what` on an unknown name.
 DType parse_dtype(std::string_view name, std::string_view what = "dtype");
-/// safetensors dtype strings: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I32 I64 U8.
+/// safetensors dtype strings: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I32 I64 U8 I8.
 std::string_view safetensors_dtype_name(DType t);
 DType parse_safetensors_dtype(std::string_view name);
 /// "f32, f16, bf16": the names of the dtypes `keep` accepts, for error messages.

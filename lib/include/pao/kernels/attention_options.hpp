@@ -9,12 +9,26 @@
 
 #include "pao/core/tensor.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/numerics/kv_quant.hpp"
 
 namespace pao {
 
 enum class Precision : std::uint8_t {
   exact,   // every stored input decoded to fp64, fp64 math, one final rounding
   kernel,  // fp32 emulation of the GPU kernel: its rounding points and reduction orders
+};
+
+/// Integer caches (u8 / i8): how K and V were quantised and their scale and zero-point tensors,
+/// [num_blocks, num_kv_heads, rows, cols] as quant_param_shape lays them out (f32 or f16).
+/// reshape_and_cache writes them; the kernels read them.
+struct KVQuantArgs {
+  KVQuant spec;
+  TensorView key_scale, key_zero_point, value_scale, value_zero_point;
+
+  const TensorView& scale(CacheTensor t) const { return t == CacheTensor::key ? key_scale : value_scale; }
+  const TensorView& zero_point(CacheTensor t) const {
+    return t == CacheTensor::key ? key_zero_point : value_zero_point;
+  }
 };
 
 struct AttentionOptions {
@@ -26,6 +40,8 @@ struct AttentionOptions {
   /// Extension: per-KV-head scales [num_kv_heads]; when non-empty they replace k_scale/v_scale.
   std::vector<float> k_head_scales;
   std::vector<float> v_head_scales;
+  /// Integer caches: their scales and zero points (ignored for other caches).
+  KVQuantArgs kv_quant;
   /// [num_heads] f32, or empty for no ALiBi. Decode bias: slope * (token - seq_len + 1).
   TensorView alibi_slopes;
   /// Extension: logits become soft_cap * tanh(logits / soft_cap) (after scale, before ALiBi).

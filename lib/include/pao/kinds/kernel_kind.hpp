@@ -15,6 +15,7 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/cases/case_fields.hpp"
+#include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/tensor.hpp"
 #include "pao/io/safetensors.hpp"
@@ -151,5 +152,14 @@ inline const KernelKind& kind_of(const cases::Case& c) { return kind_of(c.kernel
 const KernelKind* find_kind(std::string_view name);
 /// "\"decode\", \"prefix\" or \"reshape_and_cache\"": the kinds a case JSON may name.
 std::string kind_names();
+
+/// Whether a golden of case `c` holds its kind's input `name`: alibi_slopes only with ALiBi, the
+/// scales and zero points (key_cache_scale, ...) only with an integer cache, every other always.
+bool golden_input_applies(const cases::Case& c, std::string_view name);
+
+/// Moves an integer cache's param tensors into a golden's tensor list under their names (nothing
+/// for other caches).
+void add_quant_params(const cases::Case& c, cases::QuantParamTensors& q,
+                      std::vector<std::pair<std::string, Tensor>>& tensors);
 
 }  // namespace pao::kinds

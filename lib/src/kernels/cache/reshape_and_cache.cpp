@@ -2,6 +2,7 @@
 #include "pao/kernels/reshape_and_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -33,6 +34,38 @@ void write_row(const TensorView& src, std::int64_t token, std::byte* cache, cons
       const float q = x / scale;                                         // one fp32 division
       encode_from_f32(cache_dtype, &q, dst, 1);                          // the format's one rounding
     }
+  }
+}
+
+/// The integer-cache write of one row: each group's scale and zero point from the row's own
+/// values (by_token, group_G), then its codes (pao/numerics/kv_quant.hpp).
+void write_integer_row(const TensorView& src, std::int64_t token, const TensorView& cache,
+                       const PagedCacheLayout& layout, const detail::IntegerDequant& dq, const KVQuant& spec,
+                       const TensorView& scale, const TensorView& zero_point, std::int64_t block,
+                       std::int32_t offset) {
+  const std::int64_t num_kv_heads = src.shape[1];
+  const auto head_size = static_cast<std::int32_t>(src.shape[2]);
+  const std::int32_t per = dq.layout.dims_per_param;
+  std::vector<float> x(static_cast<std::size_t>(head_size));
+  std::vector<std::int32_t> codes(x.size());
+  std::vector<QuantParams> params(static_cast<std::size_t>(head_size / per));
+  const auto es = static_cast<std::int64_t>(dtype_size(dq.code_dtype));
+  for (std::int64_t h = 0; h < num_kv_heads; ++h) {
+    for (std::int32_t d = 0; d < head_size; ++d)
+      x[static_cast<std::size_t>(d)] = static_cast<float>(src.at({token, h, d}));
+    quantise_row(x.data(), head_size, per, dq.code_dtype, spec, params.data(), codes.data());
+    for (std::int32_t g = 0; g < head_size / per; ++g) {
+      const std::int64_t o = dq.layout.offset(block, h, offset, static_cast<std::int64_t>(g) * per);
+      encode_element(
+          scale.dtype, params[static_cast<std::size_t>(g)].scale,
+          const_cast<std::byte*>(scale.bytes()) + o * static_cast<std::int64_t>(dtype_size(scale.dtype)));
+      encode_element(zero_point.dtype, params[static_cast<std::size_t>(g)].zero_point,
+                     const_cast<std::byte*>(zero_point.bytes()) +
+                         o * static_cast<std::int64_t>(dtype_size(zero_point.dtype)));
+    }
+    for (std::int32_t d = 0; d < head_size; ++d)
+      encode_element(dq.code_dtype, codes[static_cast<std::size_t>(d)],
+                     const_cast<std::byte*>(cache.bytes()) + layout.offset(block, h, offset, d) * es);
   }
 }
 
@@ -82,6 +115,31 @@ void reshape_and_cache_into(const TensorView& key, const TensorView& value, cons
     require(slots[i].first != slots[i - 1].first, "slot_mapping[", slots[i].second, "] = ", slots[i].first,
             ": slot already written by slot_mapping[", slots[i - 1].second, "] (each slot at most once)");
 
+  const KVQuantArgs& quant = scales.kv_quant;
+  if (kv.integer) {
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      require(quant.spec.of(t).granularity != QuantGranularity::by_channel, "kv_quant.",
+              t == CacheTensor::key ? "key" : "value",
+              " = by_channel: its scales span a block's tokens, so writing some tokens would requantise the "
+              "others; reshape_and_cache writes by_token and group_<G> caches (a by_channel block is "
+              "quantised whole)");
+    for (const auto& [slot, token] : slots)  // nothing is written unless every row can be
+      for (const TensorView* src : {&key, &value})
+        for (std::int64_t h = 0; h < num_kv_heads; ++h)
+          for (std::int64_t d = 0; d < head_size; ++d)
+            require(std::isfinite(src->at({token, h, d})), src == &key ? "key" : "value", "[", token, ", ", h,
+                    ", ", d, "] = ", src->at({token, h, d}), ": an integer cache (", dtype_name(cd),
+                    ") cannot hold a value that is not finite");
+    for (const auto& [slot, token] : slots) {
+      const std::int64_t block = slot / kv.block_size;
+      const auto offset = static_cast<std::int32_t>(slot % kv.block_size);
+      write_integer_row(key, token, key_cache, kv.key_layout, kv.key_quant, quant.spec, quant.key_scale,
+                        quant.key_zero_point, block, offset);
+      write_integer_row(value, token, value_cache, kv.value_layout, kv.value_quant, quant.spec,
+                        quant.value_scale, quant.value_zero_point, block, offset);
+    }
+    return;
+  }
   for (const auto& [slot, token] : slots) {
     const std::int64_t block = slot / kv.block_size;
     const auto offset = static_cast<std::int32_t>(slot % kv.block_size);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "pao/core/error.hpp"
+#include "pao/numerics/element.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::detail {
@@ -46,6 +47,61 @@ std::int32_t AttentionProblem::take_query(const TensorView& q, const char* shape
   return static_cast<std::int32_t>(q.shape[0]);
 }
 
+namespace {
+
+/// The scales and zero points of `tensor` of an integer cache, checked against the kv_quant spec.
+IntegerDequant integer_dequant(const KVQuantArgs& q, CacheTensor tensor, const PagedKV& kv,
+                               DType code_dtype) {
+  const TensorQuant& tq = q.spec.of(tensor);
+  const char* side = tensor == CacheTensor::key ? "key" : "value";
+  if (const auto rule = tensor_quant_rule(tq, kv.head_size)) fail("kv_quant.", side, ": ", *rule);
+  const Shape want = quant_param_shape(tq, kv.num_blocks, kv.num_kv_heads, kv.head_size, kv.block_size);
+  IntegerDequant d;
+  d.code_dtype = code_dtype;
+  d.layout = quant_param_layout(tq, kv.num_kv_heads, kv.head_size, kv.block_size);
+  for (const bool zp : {false, true}) {
+    const TensorView& t = zp ? q.zero_point(tensor) : q.scale(tensor);
+    const std::string name(quant_param_name(tensor, zp));
+    require(t.data != nullptr || t.numel() == 0, name, ": missing (a ", dtype_name(code_dtype),
+            " cache needs ", shape_to_string(want), " for ", side, " ", to_string(tq), ")",
+            code_dtype == DType::u8 ? "; fp8 codes in a uint8 tensor (vLLM's fp8 caches) must be declared "
+                                      "fp8_e4m3 or fp8_e5m2"
+                                    : "");
+    require(t.dtype == DType::f32 || t.dtype == DType::f16, name, ": dtype ", dtype_name(t.dtype),
+            ", expected f32 or f16");
+    require(t.shape == want, name, ": shape ", shape_to_string(t.shape), " does not match ",
+            shape_to_string(want), " = [num_blocks, num_kv_heads, ",
+            tq.granularity == QuantGranularity::by_channel ? "1" : "block_size", ", ",
+            tq.granularity == QuantGranularity::by_token     ? "1"
+            : tq.granularity == QuantGranularity::by_channel ? "head_size"
+                                                             : "head_size / group_size",
+            "] (", side, " ", to_string(tq), ")");
+    std::vector<float>& out = zp ? d.zero_point : d.scale;
+    out.resize(static_cast<std::size_t>(t.numel()));
+    const Tensor dense = Tensor::copy_of(t);
+    decode_to_f32(t.dtype, dense.bytes(), out.data(), out.size());
+  }
+  return d;
+}
+
+/// The rule of one used scale / zero point; `where` names its element.
+void check_quant_param(const IntegerDequant& d, CacheTensor tensor, std::int64_t offset, std::int32_t seq,
+                       std::int32_t pos) {
+  const float s = d.scale[static_cast<std::size_t>(offset)];
+  const float z = d.zero_point[static_cast<std::size_t>(offset)];
+  const CodeRange r = code_range(d.code_dtype);
+  auto where = [&](bool zp) {
+    return std::string(quant_param_name(tensor, zp)) + " element " + std::to_string(offset) + " (sequence " +
+           std::to_string(seq) + ", position " + std::to_string(pos) + ")";
+  };
+  require(std::isfinite(s) && s > 0.0f, where(false), " = ", s, ": a scale must be finite and positive");
+  require(z == std::nearbyint(z) && z >= r.lo && z <= r.hi, where(true), " = ", z,
+          ": a zero point must be an integer in ", dtype_name(d.code_dtype), "'s range [", r.lo, ", ", r.hi,
+          "]");
+}
+
+}  // namespace
+
 PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache, KVLayout layout,
                       const TensorView& block_tables, std::int32_t num_seqs, std::int32_t num_kv_heads_hint,
                       std::int32_t head_size, DType activation_dtype, const AttentionOptions& options) {
@@ -55,8 +111,7 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
           " differs from key_cache's ", dtype_name(cd));
   require(cd == activation_dtype || is_cache_format(cd), "key_cache: dtype ", dtype_name(cd),
           " must equal the query's (", dtype_name(activation_dtype), ") or be a cache format (",
-          dtype_names(is_cache_format), ")",
-          cd == DType::u8 ? " (declare the fp8 flavour of u8 caches)" : "");
+          dtype_names(is_cache_format), ")");
   kv.cache_dtype = cd;
   const int key_rank = layout == KVLayout::vllm ? 5 : 4;
   require(key_cache.rank() == key_rank, "key_cache: rank ", key_cache.rank(), " with shape ",
@@ -104,6 +159,11 @@ PagedKV make_paged_kv(const TensorView& key_cache, const TensorView& value_cache
   };
   kv.k_scales = per_head(options.k_head_scales, options.k_scale, "k_scale");
   kv.v_scales = per_head(options.v_head_scales, options.v_scale, "v_scale");
+  if (is_integer_cache(cd)) {
+    kv.integer = true;
+    kv.key_quant = integer_dequant(options.kv_quant, CacheTensor::key, kv, cd);
+    kv.value_quant = integer_dequant(options.kv_quant, CacheTensor::value, kv, cd);
+  }
   return kv;
 }
 
@@ -116,6 +176,20 @@ void PagedKV::check_sequence(std::int32_t seq, std::int32_t seq_len) const {
   for (std::int32_t b = 0; b < used; ++b)
     require(row[b] >= 0 && row[b] < num_blocks, "block_tables[", seq, "][", b, "] = ", row[b],
             ": block id out of range [0, ", num_blocks, ") of key_cache");
+  check_quant_params(seq, seq_len);
+}
+
+void PagedKV::check_quant_params(std::int32_t seq, std::int32_t num_tokens) const {
+  if (!integer) return;
+  const std::int32_t* row = block_table(seq);
+  for (const CacheTensor tensor : {CacheTensor::key, CacheTensor::value}) {
+    const IntegerDequant& d = *integer_dequant(tensor);
+    for (std::int32_t pos = 0; pos < num_tokens; ++pos)
+      for (std::int32_t h = 0; h < num_kv_heads; ++h)
+        for (std::int32_t dim = 0; dim < head_size; dim += d.layout.dims_per_param)
+          check_quant_param(d, tensor, d.layout.offset(row[pos / block_size], h, pos % block_size, dim), seq,
+                            pos);
+  }
 }
 
 AttentionScalars make_scalars(const AttentionOptions& options, std::int32_t num_heads,

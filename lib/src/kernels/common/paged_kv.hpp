@@ -14,6 +14,14 @@
 
 namespace pao::detail {
 
+/// An integer cache tensor's scales and zero points, decoded to f32 (exactly: they are f32 or f16),
+/// and where each (block, head, token, dim)'s live.
+struct IntegerDequant {
+  QuantParamLayout layout;
+  std::vector<float> scale, zero_point;
+  DType code_dtype = DType::u8;
+};
+
 struct PagedKV {
   std::int32_t num_blocks = 0, num_kv_heads = 0, head_size = 0, block_size = 0;
   std::int32_t max_blocks_per_seq = 0;
@@ -23,13 +31,25 @@ struct PagedKV {
   PagedCacheLayout key_layout, value_layout;
   std::vector<std::int32_t> block_tables;  // [num_seqs * max_blocks_per_seq]
   std::vector<float> k_scales, v_scales;   // [num_kv_heads]; 1 unless the cache is fp8
+  IntegerDequant key_quant, value_quant;   // integer caches only (`integer`)
+  bool integer = false;
+
+  /// The scales and zero points of `tensor` of an integer cache, else nullptr.
+  const IntegerDequant* integer_dequant(CacheTensor tensor) const {
+    if (!integer) return nullptr;
+    return tensor == CacheTensor::key ? &key_quant : &value_quant;
+  }
 
   const std::int32_t* block_table(std::int32_t seq) const {
     return block_tables.data() + static_cast<std::size_t>(seq) * max_blocks_per_seq;
   }
   /// Checks that `seq_len` tokens fit seq's row of block_tables and that every block they use
-  /// is a valid block id. Entries past the last used block are never read and not checked.
+  /// is a valid block id; for an integer cache, that every scale they use is finite and positive
+  /// and every zero point an integer of the code range. Entries past the last used block are
+  /// never read and not checked.
   void check_sequence(std::int32_t seq, std::int32_t seq_len) const;
+  /// The integer-cache part of it for the first `num_tokens` tokens of seq (blocks checked).
+  void check_quant_params(std::int32_t seq, std::int32_t num_tokens) const;
 };
 
 /// `num_seqs`, `num_kv_heads`... are inferred from the caches and checked against the query's.

@@ -82,7 +82,8 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
                      fused->qk(kv.key_data + kv.key_layout.offset(block, task.kv_head, 0, 0) * es, lg0, n);
                    } else {
                      load_tile_exact(kv.key_data, kv.key_layout, kv.cache_dtype, kv.k_scales[task.kv_head],
-                                     block, task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1});
+                                     block, task.kv_head, nt, bs, hs, k_tile.data(), {hs, 1},
+                                     kv.integer_dequant(CacheTensor::key));
                      for (std::int32_t g = 0; g < G; ++g)
                        for (std::int32_t t = 0; t < nt; ++t)
                          lg0[static_cast<std::size_t>(g) * n + t] =
@@ -129,7 +130,8 @@ void run_partition_exact(const DecodeProblem& p, const PartitionTask& task, Part
   for_each_block(
       kv, rest, CacheSide::value, [&](std::int32_t, std::int32_t t0, std::int32_t nt, std::int32_t block) {
         load_tile_exact(kv.value_data, kv.value_layout, kv.cache_dtype, kv.v_scales[task.kv_head], block,
-                        task.kv_head, nt, bs, hs, v_tile.data(), {1, bs});
+                        task.kv_head, nt, bs, hs, v_tile.data(), {1, bs},
+                        kv.integer_dequant(CacheTensor::value));
         if (nt < bs)
           for (std::int32_t d = 0; d < hs; ++d)
             std::fill(v_tile.begin() + d * bs + nt, v_tile.begin() + (d + 1) * bs, 0.0);

@@ -205,7 +205,8 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
                                logits.data() + (t0 - task.token_begin), n);
                    else
                      load_tile_kernel(kv.key_data, kv.key_layout, kv.cache_dtype, k_scale, p.dtype, block,
-                                      task.kv_head, nt, bs, hs, k_tile.data(), {1, bs}, k_through_half);
+                                      task.kv_head, nt, bs, hs, k_tile.data(), {1, bs}, k_through_half,
+                                      kv.integer_dequant(CacheTensor::key));
                    for (std::int32_t g = 0; g < G; ++g) {
                      float* lg = logits.data() + static_cast<std::size_t>(g) * n + (t0 - task.token_begin);
                      if (!whole)
@@ -263,7 +264,8 @@ void run_partition_kernel(const DecodeProblem& p, const DecodeGeometry& geo, con
           return;
         }
         load_tile_kernel(kv.value_data, kv.value_layout, kv.cache_dtype, v_scale, p.dtype, block,
-                         task.kv_head, nt, bs, hs, v_tile.data(), {hs, 1}, v_through_half);
+                         task.kv_head, nt, bs, hs, v_tile.data(), {hs, 1}, v_through_half,
+                         kv.integer_dequant(CacheTensor::value));
         std::fill(v_tile.begin() + static_cast<std::ptrdiff_t>(nt) * hs, v_tile.end(), 0.0f);
         for (std::int32_t g = 0; g < G; ++g) {
           const float* lg = logits.data() + static_cast<std::size_t>(g) * n;

@@ -7,6 +7,7 @@
 
 #include "pao/numerics/element.hpp"
 #include "pao/numerics/formats.hpp"
+#include "pao/numerics/kv_quant.hpp"
 #include "simd/x86.hpp"
 
 namespace pao::detail {
@@ -188,9 +189,29 @@ void prefetch_tile(const std::byte* cache, const PagedCacheLayout& l, DType dtyp
   }
 }
 
+namespace {
+
+/// The tile's codes, copied as they are, become (code - zero_point) * scale; `round` rounds each.
+template <typename T, typename Round>
+void dequantise_integer_tile(const IntegerDequant& q, std::int64_t block, std::int32_t head,
+                             std::int32_t num_tokens, std::int32_t head_size, T* dst, TileDest dest,
+                             Round round) {
+  for (std::int32_t t = 0; t < num_tokens; ++t)
+    for (std::int32_t d = 0; d < head_size; ++d) {
+      const auto o = static_cast<std::size_t>(q.layout.offset(block, head, t, d));
+      T& v = dst[t * dest.token_stride + d * dest.dim_stride];
+      if constexpr (std::is_same_v<T, double>)
+        v = dequantise_exact(v, q.scale[o], q.zero_point[o]);
+      else
+        v = round(dequantise_kernel(v, q.scale[o], q.zero_point[o]));
+    }
+}
+
+}  // namespace
+
 void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, double scale,
                      std::int64_t block, std::int32_t head, std::int32_t num_tokens, std::int32_t block_size,
-                     std::int32_t head_size, double* dst, TileDest dest) {
+                     std::int32_t head_size, double* dst, TileDest dest, const IntegerDequant* integer) {
   const bool scaled = is_fp8(cache_dtype) && scale != 1.0;
   copy_tile(cache, layout, cache_dtype, block, head, num_tokens, block_size, head_size, dst, dest,
             [&](const std::byte* src, double* out, std::size_t n) {
@@ -198,12 +219,15 @@ void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DTy
               if (scaled)
                 for (std::size_t i = 0; i < n; ++i) out[i] *= scale;
             });
+  if (integer)
+    dequantise_integer_tile(*integer, block, head, num_tokens, head_size, dst, dest,
+                            [](double v) { return v; });
 }
 
 void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, float scale,
                       DType activation_dtype, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
                       std::int32_t block_size, std::int32_t head_size, float* dst, TileDest dest,
-                      bool through_half) {
+                      bool through_half, const IntegerDequant* integer) {
   const bool fp8 = is_fp8(cache_dtype);
   // vLLM's scaled_convert: fp8 -> float, times the scale in fp32, rounded to scalar_t, or for
   // through_half (f32 activations, vectors of 2+) to half and widened back.
@@ -215,6 +239,11 @@ void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DT
               for (std::size_t i = 0; i < n; ++i) out[i] *= scale;
               round_to_activation(rounding, out, n);
             });
+  if (integer)
+    dequantise_integer_tile(*integer, block, head, num_tokens, head_size, dst, dest, [&](float v) {
+      round_to_activation(activation_dtype, &v, 1);
+      return v;
+    });
 }
 
 }  // namespace pao::detail

@@ -5,6 +5,8 @@
 //           value = round_to_activation(float(fp8) * scale) (fp8; vLLM's scaled_convert)
 //           value = float(round_to_f16(float(fp8) * scale))  (fp8, f32 activations, through_half:
 //                   vLLM's decode kernel with vectors of 2+ elements; fp8_dequant_through_half)
+//   integer caches (`integer` given): (code - zero_point) * scale, exact in fp64 or, at kernel
+//           precision, in f32 rounded to the activation dtype (pao/numerics/kv_quant.hpp)
 // The tile is written with caller strides, so K can be stored dim-major [dim][token] and V
 // token-major [token][dim]. The copy runs along whichever axis the layout stores contiguously.
 #pragma once
@@ -24,12 +26,13 @@ struct TileDest {
 /// Tokens [0, num_tokens) of physical block `block` (of `block_size` slots), KV head `head`.
 void load_tile_exact(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, double scale,
                      std::int64_t block, std::int32_t head, std::int32_t num_tokens, std::int32_t block_size,
-                     std::int32_t head_size, double* dst, TileDest dest);
+                     std::int32_t head_size, double* dst, TileDest dest,
+                     const IntegerDequant* integer = nullptr);
 
 void load_tile_kernel(const std::byte* cache, const PagedCacheLayout& layout, DType cache_dtype, float scale,
                       DType activation_dtype, std::int64_t block, std::int32_t head, std::int32_t num_tokens,
                       std::int32_t block_size, std::int32_t head_size, float* dst, TileDest dest,
-                      bool through_half = false);
+                      bool through_half = false, const IntegerDequant* integer = nullptr);
 
 /// Asks the memory system for one block/head slice ahead of its use (a paged cache's blocks are
 /// scattered, so hardware prefetchers cannot guess the next one), into L1 or only as far as L2.

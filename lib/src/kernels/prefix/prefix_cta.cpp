@@ -43,12 +43,14 @@ void load_context(const PrefixProblem& p, const PrefixCta& cta, std::int32_t kv_
   const float scale = (is_key ? kv.k_scales : kv.v_scales)[static_cast<std::size_t>(kv_head)];
   const std::int32_t* table = kv.block_table(cta.seq);
   const std::int32_t bs = kv.block_size, hs = p.head_size;
+  const IntegerDequant* integer = kv.integer_dequant(is_key ? CacheTensor::key : CacheTensor::value);
   auto load = [&](std::int32_t block, std::int32_t n, T* out, TileDest out_dest) {
     if constexpr (kKernel<T>)
       load_tile_kernel(cache, layout, kv.cache_dtype, scale, p.dtype, block, kv_head, n, bs, hs, out,
-                       out_dest);
+                       out_dest, false, integer);
     else
-      load_tile_exact(cache, layout, kv.cache_dtype, scale, block, kv_head, n, bs, hs, out, out_dest);
+      load_tile_exact(cache, layout, kv.cache_dtype, scale, block, kv_head, n, bs, hs, out, out_dest,
+                      integer);
   };
   thread_local std::vector<T> stage;
   for (std::int32_t t = 0; t < tile.num_keys;) {

@@ -38,6 +38,7 @@ void check_context_blocks(const PagedKV& kv, std::int32_t seq, std::int32_t seq_
   for (std::int32_t b = 0; b < used; ++b)
     require(row[b] >= 0 && row[b] < kv.num_blocks, "block_tables[", seq, "][", b, "] = ", row[b],
             ": block id out of range [0, ", kv.num_blocks, ") of key_cache");
+  kv.check_quant_params(seq, whole ? seq_len : ctx_len);
 }
 
 }  // namespace

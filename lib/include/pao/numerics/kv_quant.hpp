@@ -1,0 +1,134 @@
+// Integer KV caches (kv_cache_dtype u8 / i8): asymmetric quantisation with a scale and a zero
+// point per group of elements, the scheme of OpenVINO's PagedAttention, LMDeploy / TurboMind and
+// KIVI (key by channel, value by token). One definition of every part, used by the case builders,
+// the kernels (exact and kernel precision), reshape_and_cache, the diff, the invariants and the
+// simulator:
+//
+//   granularity (per cache tensor)   a scale / zero point for each        param tensor shape
+//   by_token                         (block, kv head, token)              [num_blocks, num_kv_heads,
+//   block_size, 1] group_G                          (block, kv head, token, G dims)      [num_blocks,
+//   num_kv_heads, block_size, head_size/G] by_channel                       (block, kv head, dim): over the
+//   [num_blocks, num_kv_heads, 1, head_size]
+//                                    block's tokens (OpenVINO's key)
+//
+//   value = (code - zero_point) * scale
+//     exact precision:  in fp64 (exact: a 9-bit integer times an f32)
+//     kernel precision: (float(code) - zero_point) * scale in f32 (one rounding: the zero point is
+//                       an integer), then rounded to the activation dtype, the dequant point of
+//                       vLLM's fp8 caches (scaled_convert)
+//
+//   parameters of a group of values v (torch's MinMaxObserver: the range always holds 0):
+//     lo = min(0, min v), hi = max(0, max v)
+//     scale = (hi - lo) / (qmax - qmin) in f32, stored in scale_dtype; 1 when hi == lo
+//     zero_point = clamp(round_half_even(qmin - lo / scale), qmin, qmax), stored in zero_point_dtype
+//   code of a value x: clamp(round(x / scale + zero_point), qmin, qmax) in f32, rounded
+//   half-to-even (a hardware convert, OpenVINO's default) or half-away-from-zero (std::round) as
+//   the spec's `rounding` says.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "pao/core/dtype.hpp"
+#include "pao/core/hd.hpp"
+#include "pao/core/tensor.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+
+namespace pao {
+
+enum class QuantGranularity : std::uint8_t { by_token, by_channel, group };
+
+/// How one cache tensor (K or V) is quantised.
+struct TensorQuant {
+  QuantGranularity granularity = QuantGranularity::by_token;
+  std::int32_t group_size = 0;  // group: dims per scale (divides head_size); else 0
+
+  friend bool operator==(const TensorQuant&, const TensorQuant&) = default;
+};
+
+enum class QuantRounding : std::uint8_t { half_even, half_away };
+
+/// A case's kv_quant: both tensors' granularities, the parameters' dtypes, the writers' rounding.
+/// The defaults are OpenVINO's u8 cache: key by channel, value by token, f32 scale and zero point.
+struct KVQuant {
+  TensorQuant key{QuantGranularity::by_channel, 0};
+  TensorQuant value{QuantGranularity::by_token, 0};
+  DType scale_dtype = DType::f32;       // f32 or f16
+  DType zero_point_dtype = DType::f32;  // f32 or f16 (zero points are integers: exact in both)
+  QuantRounding rounding = QuantRounding::half_even;
+
+  const TensorQuant& of(CacheTensor tensor) const { return tensor == CacheTensor::key ? key : value; }
+  friend bool operator==(const KVQuant&, const KVQuant&) = default;
+};
+
+/// "by_token", "by_channel", "group_32".
+std::string to_string(const TensorQuant& q);
+/// Parses what to_string writes; nullopt when `text` is none of them.
+std::optional<TensorQuant> parse_tensor_quant(std::string_view text);
+/// "half_even" or "half_away".
+const char* rounding_name(QuantRounding r);
+std::optional<QuantRounding> parse_rounding(std::string_view text);
+
+/// Why `q` cannot quantise a cache of `head_size` (a group that does not divide it), or nullopt.
+std::optional<std::string> tensor_quant_rule(const TensorQuant& q, std::int32_t head_size);
+
+/// The golden tensor of `tensor`'s scales or zero points: key_cache_scale, value_cache_zero_point.
+std::string_view quant_param_name(CacheTensor tensor, bool zero_point);
+
+/// The shape of a param tensor (table above).
+Shape quant_param_shape(const TensorQuant& q, std::int64_t num_blocks, std::int64_t num_kv_heads,
+                        std::int64_t head_size, std::int64_t block_size);
+
+/// Where the scale / zero point of (block, kv head, token in block, dim) lives in a contiguous
+/// param tensor of quant_param_shape.
+struct QuantParamLayout {
+  std::int64_t block_stride = 0, head_stride = 0, token_stride = 0;
+  std::int32_t dims_per_param = 1;  // by_token: head_size; group: G; by_channel: 1
+
+  PAO_HD std::int64_t offset(std::int64_t block, std::int64_t head, std::int64_t token,
+                             std::int64_t dim) const {
+    return block * block_stride + head * head_stride + token * token_stride + dim / dims_per_param;
+  }
+};
+QuantParamLayout quant_param_layout(const TensorQuant& q, std::int64_t num_kv_heads, std::int64_t head_size,
+                                    std::int64_t block_size);
+
+/// [qmin, qmax] of an integer cache dtype: u8 [0, 255], i8 [-128, 127].
+struct CodeRange {
+  double lo = 0, hi = 0;
+};
+CodeRange code_range(DType code_dtype);
+
+/// The scale and zero point of one group, as stored (already rounded to their dtypes).
+struct QuantParams {
+  float scale = 1.0f;
+  float zero_point = 0.0f;
+};
+
+/// The parameters of the `n` values v[0], v[stride], ... (finite), by the rule above.
+QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t stride, DType code_dtype,
+                                const KVQuant& spec);
+/// The code of x (finite) under p.
+std::int32_t quantise(float x, const QuantParams& p, DType code_dtype, QuantRounding rounding);
+
+/// One token's row x[0, head_size) quantised in groups of `dims_per_param` dims (by_token: all of
+/// them; group_G: G): params[head_size / dims_per_param] and codes[head_size].
+void quantise_row(const float* x, std::int32_t head_size, std::int32_t dims_per_param, DType code_dtype,
+                  const KVQuant& spec, QuantParams* params, std::int32_t* codes);
+/// by_channel: the rows [n][head_size] of a block's tokens quantised dim by dim over the n tokens:
+/// params[head_size] and codes[n][head_size].
+void quantise_block_by_channel(const float* rows, std::int32_t n, std::int32_t head_size, DType code_dtype,
+                               const KVQuant& spec, QuantParams* params, std::int32_t* codes);
+
+/// (code - zero_point) * scale: exact (fp64) and kernel precision (f32, before the activation
+/// rounding).
+inline double dequantise_exact(double code, double scale, double zero_point) {
+  return (code - zero_point) * scale;
+}
+PAO_HD float dequantise_kernel(float code, float scale, float zero_point) {
+  return (code - zero_point) * scale;
+}
+
+}  // namespace pao

@@ -1,0 +1,159 @@
+// Integer KV-cache quantisation (pao/numerics/kv_quant.hpp).
+#include "pao/numerics/kv_quant.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "pao/core/error.hpp"
+#include "pao/numerics/element.hpp"
+
+namespace pao {
+
+std::string to_string(const TensorQuant& q) {
+  switch (q.granularity) {
+    case QuantGranularity::by_token:
+      return "by_token";
+    case QuantGranularity::by_channel:
+      return "by_channel";
+    case QuantGranularity::group:
+      return "group_" + std::to_string(q.group_size);
+  }
+  return "?";
+}
+
+std::optional<TensorQuant> parse_tensor_quant(std::string_view text) {
+  if (text == "by_token") return TensorQuant{QuantGranularity::by_token, 0};
+  if (text == "by_channel") return TensorQuant{QuantGranularity::by_channel, 0};
+  constexpr std::string_view kGroup = "group_";
+  if (!text.starts_with(kGroup) || text.size() == kGroup.size() || text.size() > kGroup.size() + 6)
+    return std::nullopt;
+  std::int32_t g = 0;
+  for (const char ch : text.substr(kGroup.size())) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    g = g * 10 + (ch - '0');
+  }
+  if (g <= 0) return std::nullopt;
+  return TensorQuant{QuantGranularity::group, g};
+}
+
+const char* rounding_name(QuantRounding r) {
+  return r == QuantRounding::half_even ? "half_even" : "half_away";
+}
+
+std::optional<QuantRounding> parse_rounding(std::string_view text) {
+  if (text == "half_even") return QuantRounding::half_even;
+  if (text == "half_away") return QuantRounding::half_away;
+  return std::nullopt;
+}
+
+std::optional<std::string> tensor_quant_rule(const TensorQuant& q, std::int32_t head_size) {
+  if (q.granularity != QuantGranularity::group) return std::nullopt;
+  if (q.group_size > 0 && head_size % q.group_size == 0) return std::nullopt;
+  return "group_size " + std::to_string(q.group_size) + " does not divide head_size " +
+         std::to_string(head_size) + " (a group is a run of dims of one token)";
+}
+
+std::string_view quant_param_name(CacheTensor tensor, bool zero_point) {
+  if (tensor == CacheTensor::key) return zero_point ? "key_cache_zero_point" : "key_cache_scale";
+  return zero_point ? "value_cache_zero_point" : "value_cache_scale";
+}
+
+namespace {
+
+/// rows x cols of one (block, kv head) of a param tensor.
+std::pair<std::int64_t, std::int64_t> param_rows_cols(const TensorQuant& q, std::int64_t head_size,
+                                                      std::int64_t block_size) {
+  switch (q.granularity) {
+    case QuantGranularity::by_token:
+      return {block_size, 1};
+    case QuantGranularity::by_channel:
+      return {1, head_size};
+    case QuantGranularity::group:
+      return {block_size, head_size / std::max(q.group_size, 1)};
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+Shape quant_param_shape(const TensorQuant& q, std::int64_t num_blocks, std::int64_t num_kv_heads,
+                        std::int64_t head_size, std::int64_t block_size) {
+  const auto [rows, cols] = param_rows_cols(q, head_size, block_size);
+  return {num_blocks, num_kv_heads, rows, cols};
+}
+
+QuantParamLayout quant_param_layout(const TensorQuant& q, std::int64_t num_kv_heads, std::int64_t head_size,
+                                    std::int64_t block_size) {
+  const auto [rows, cols] = param_rows_cols(q, head_size, block_size);
+  QuantParamLayout l;
+  l.head_stride = rows * cols;
+  l.block_stride = num_kv_heads * l.head_stride;
+  l.token_stride = q.granularity == QuantGranularity::by_channel ? 0 : cols;
+  l.dims_per_param = static_cast<std::int32_t>(q.granularity == QuantGranularity::by_token ? head_size
+                                               : q.granularity == QuantGranularity::group  ? q.group_size
+                                                                                           : 1);
+  return l;
+}
+
+CodeRange code_range(DType code_dtype) {
+  require(is_integer_cache(code_dtype), "code_range: ", dtype_name(code_dtype),
+          " is not an integer cache dtype");
+  return dtype_info(code_dtype).kind == 'u' ? CodeRange{0, 255} : CodeRange{-128, 127};
+}
+
+namespace {
+
+/// x rounded to an integer by `rule`.
+float round_by(float x, QuantRounding rule) {
+  return rule == QuantRounding::half_even ? std::nearbyint(x)
+                                          : std::round(x);  // nearbyint: the default RNE mode
+}
+
+}  // namespace
+
+QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t stride, DType code_dtype,
+                                const KVQuant& spec) {
+  const CodeRange r = code_range(code_dtype);
+  float lo = 0.0f, hi = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, v[i * stride]);
+    hi = std::max(hi, v[i * stride]);
+  }
+  QuantParams p;
+  float scale = (hi - lo) / static_cast<float>(r.hi - r.lo);
+  if (!(scale > 0.0f)) scale = 1.0f;
+  p.scale = static_cast<float>(round_to_dtype(spec.scale_dtype, scale));
+  if (!(p.scale > 0.0f))
+    p.scale = static_cast<float>(round_to_dtype(spec.scale_dtype, 1.0));  // f16 underflow
+  const float zp = std::nearbyint(static_cast<float>(r.lo) - lo / p.scale);
+  p.zero_point = static_cast<float>(
+      round_to_dtype(spec.zero_point_dtype, std::clamp(static_cast<double>(zp), r.lo, r.hi)));
+  return p;
+}
+
+std::int32_t quantise(float x, const QuantParams& p, DType code_dtype, QuantRounding rounding) {
+  const CodeRange r = code_range(code_dtype);
+  const float t = round_by(x / p.scale + p.zero_point, rounding);
+  return static_cast<std::int32_t>(std::clamp(static_cast<double>(t), r.lo, r.hi));
+}
+
+void quantise_row(const float* x, std::int32_t head_size, std::int32_t dims_per_param, DType code_dtype,
+                  const KVQuant& spec, QuantParams* params, std::int32_t* codes) {
+  for (std::int32_t d0 = 0, g = 0; d0 < head_size; d0 += dims_per_param, ++g) {
+    params[g] = choose_quant_params(x + d0, dims_per_param, 1, code_dtype, spec);
+    for (std::int32_t d = d0; d < d0 + dims_per_param; ++d)
+      codes[d] = quantise(x[d], params[g], code_dtype, spec.rounding);
+  }
+}
+
+void quantise_block_by_channel(const float* rows, std::int32_t n, std::int32_t head_size, DType code_dtype,
+                               const KVQuant& spec, QuantParams* params, std::int32_t* codes) {
+  for (std::int32_t d = 0; d < head_size; ++d) {
+    params[d] = choose_quant_params(rows + d, n, head_size, code_dtype, spec);
+    for (std::int32_t t = 0; t < n; ++t)
+      codes[t * head_size + d] = quantise(rows[t * head_size + d], params[d], code_dtype, spec.rounding);
+  }
+}
+
+}  // namespace pao

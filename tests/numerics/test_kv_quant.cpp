@@ -1,0 +1,222 @@
+// Tests of integer KV-cache quantisation (pao/numerics/kv_quant.hpp): the spec's names, the param
+// layouts against their shapes, the parameter rule (0 in range, integer zero points in the code
+// range), both rounding rules on exact ties, and reshape_and_cache's integer write (codes within
+// half a step, the parameters it writes, what it refuses before writing anything).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include "pao/cases/case.hpp"
+#include "pao/core/tensor.hpp"
+#include "pao/kernels/reshape_and_cache.hpp"
+#include "pao/numerics/kv_quant.hpp"
+#include "support/expect_error.hpp"
+
+using namespace pao;
+
+TEST_CASE("kv_quant granularities: names round-trip, malformed names are refused") {
+  for (const TensorQuant q :
+       {TensorQuant{QuantGranularity::by_token, 0}, TensorQuant{QuantGranularity::by_channel, 0},
+        TensorQuant{QuantGranularity::group, 32}, TensorQuant{QuantGranularity::group, 1}}) {
+    const auto parsed = parse_tensor_quant(to_string(q));
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == q);
+  }
+  for (const char* bad :
+       {"", "group_", "group_0", "group_x", "group_-4", "per_token", "by_tokens", "group_1234567"})
+    CHECK_FALSE(parse_tensor_quant(bad).has_value());
+  CHECK(tensor_quant_rule({QuantGranularity::group, 48}, 128).has_value());
+  CHECK_FALSE(tensor_quant_rule({QuantGranularity::group, 32}, 128).has_value());
+  CHECK(parse_rounding("half_away") == QuantRounding::half_away);
+  CHECK_FALSE(parse_rounding("nearest").has_value());
+}
+
+TEST_CASE(
+    "param layouts: every (block, head, token, dim) maps into its tensor, each cell owned as documented") {
+  const std::int64_t nb = 3, nkv = 2, hs = 64, bs = 16;
+  for (const TensorQuant q :
+       {TensorQuant{QuantGranularity::by_token, 0}, TensorQuant{QuantGranularity::by_channel, 0},
+        TensorQuant{QuantGranularity::group, 16}}) {
+    INFO(to_string(q));
+    const Shape shape = quant_param_shape(q, nb, nkv, hs, bs);
+    const QuantParamLayout l = quant_param_layout(q, nkv, hs, bs);
+    const std::int64_t cells = shape[0] * shape[1] * shape[2] * shape[3];
+    std::set<std::int64_t> seen;
+    for (std::int64_t b = 0; b < nb; ++b)
+      for (std::int64_t h = 0; h < nkv; ++h)
+        for (std::int64_t t = 0; t < bs; ++t)
+          for (std::int64_t d = 0; d < hs; ++d) {
+            const std::int64_t o = l.offset(b, h, t, d);
+            REQUIRE(o >= 0);
+            REQUIRE(o < cells);
+            // The row-major index of the documented shape's cell.
+            const std::int64_t row = shape[2] == 1 ? 0 : t;
+            const std::int64_t col = d / (hs / shape[3]);
+            CHECK(o == ((b * shape[1] + h) * shape[2] + row) * shape[3] + col);
+            seen.insert(o);
+          }
+    CHECK(static_cast<std::int64_t>(seen.size()) == cells);
+  }
+  CHECK(quant_param_shape({QuantGranularity::by_channel, 0}, nb, nkv, hs, bs) == Shape{3, 2, 1, 64});
+  CHECK(quant_param_shape({QuantGranularity::by_token, 0}, nb, nkv, hs, bs) == Shape{3, 2, 16, 1});
+  CHECK(quant_param_shape({QuantGranularity::group, 16}, nb, nkv, hs, bs) == Shape{3, 2, 16, 4});
+}
+
+TEST_CASE(
+    "parameters: the range holds 0, zero points are integers of the code range, codes within half a step") {
+  const KVQuant spec;
+  const std::vector<std::vector<float>> groups = {{-1.0f, 0.5f, 0.25f, 2.0f},
+                                                  {0.1f, 0.2f, 0.7f},
+                                                  {-0.3f, -0.9f, -0.01f},
+                                                  {0.0f, 0.0f},
+                                                  {1e-30f, -1e-30f}};
+  for (const DType code : {DType::u8, DType::i8}) {
+    const CodeRange r = code_range(code);
+    for (const auto& g : groups) {
+      const QuantParams p = choose_quant_params(g.data(), static_cast<std::int64_t>(g.size()), 1, code, spec);
+      INFO(dtype_name(code), " scale ", p.scale, " zero point ", p.zero_point);
+      CHECK(p.scale > 0.0f);
+      CHECK(std::isfinite(p.scale));
+      CHECK(p.zero_point == std::nearbyint(p.zero_point));
+      CHECK(p.zero_point >= r.lo);
+      CHECK(p.zero_point <= r.hi);
+      // 0 is exact: its code is the zero point.
+      CHECK(quantise(0.0f, p, code, spec.rounding) == static_cast<std::int32_t>(p.zero_point));
+      for (const float x : g) {
+        const std::int32_t q = quantise(x, p, code, spec.rounding);
+        CHECK(q >= r.lo);
+        CHECK(q <= r.hi);
+        CHECK(std::fabs(dequantise_exact(q, p.scale, p.zero_point) - x) <=
+              (0.5 + 1e-4) * p.scale + 1e-37);  // f32 arithmetic at the clamped end
+      }
+    }
+  }
+  // An all-positive group still starts at 0 (u8: zero point 0), so the scale spans [0, max].
+  const float positive[] = {0.5f, 1.0f};
+  const QuantParams p = choose_quant_params(positive, 2, 1, DType::u8, spec);
+  CHECK(p.zero_point == 0.0f);
+  CHECK(p.scale == 1.0f / 255.0f);
+}
+
+TEST_CASE("rounding rules on exact ties: half-even and half-away-from-zero differ, both clamp") {
+  const QuantParams unit{1.0f, 0.0f};
+  CHECK(quantise(2.5f, unit, DType::u8, QuantRounding::half_even) == 2);
+  CHECK(quantise(2.5f, unit, DType::u8, QuantRounding::half_away) == 3);
+  CHECK(quantise(3.5f, unit, DType::u8, QuantRounding::half_even) == 4);
+  CHECK(quantise(3.5f, unit, DType::u8, QuantRounding::half_away) == 4);
+  CHECK(quantise(-2.5f, unit, DType::i8, QuantRounding::half_even) == -2);
+  CHECK(quantise(-2.5f, unit, DType::i8, QuantRounding::half_away) == -3);
+  CHECK(quantise(300.0f, unit, DType::u8, QuantRounding::half_even) == 255);
+  CHECK(quantise(-1.0f, unit, DType::u8, QuantRounding::half_even) == 0);
+  CHECK(quantise(-200.0f, unit, DType::i8, QuantRounding::half_away) == -128);
+  CHECK(quantise(127.5f, unit, DType::i8, QuantRounding::half_away) == 127);
+}
+
+namespace {
+
+/// One block of 4 slots, 1 KV head of 4 dims, HND; key by token, value in groups of 2, both
+/// written by reshape_and_cache from one token row.
+struct IntegerWrite {
+  KVQuant spec;
+  Tensor key_cache{DType::u8, {1, 1, 4, 4}}, value_cache{DType::u8, {1, 1, 4, 4}};
+  Tensor key_scale, key_zero_point, value_scale, value_zero_point;
+
+  explicit IntegerWrite(QuantRounding rounding, TensorQuant key_quant = {QuantGranularity::by_token, 0}) {
+    spec.key = key_quant;
+    spec.value = {QuantGranularity::group, 2};
+    spec.rounding = rounding;
+    key_scale = Tensor(DType::f32, quant_param_shape(spec.key, 1, 1, 4, 4));
+    key_zero_point = Tensor(DType::f32, key_scale.shape());
+    value_scale = Tensor(DType::f32, quant_param_shape(spec.value, 1, 1, 4, 4));
+    value_zero_point = Tensor(DType::f32, value_scale.shape());
+  }
+  AttentionOptions options() const {
+    AttentionOptions o;
+    o.kv_quant.spec = spec;
+    o.kv_quant.key_scale = key_scale;
+    o.kv_quant.key_zero_point = key_zero_point;
+    o.kv_quant.value_scale = value_scale;
+    o.kv_quant.value_zero_point = value_zero_point;
+    return o;
+  }
+  void write(const std::vector<float>& row, std::int64_t slot) {
+    Tensor k(DType::f32, {1, 1, 4}), slots(DType::i64, {1});
+    for (std::int64_t d = 0; d < 4; ++d) k.set({0, 0, d}, row[static_cast<std::size_t>(d)]);
+    slots.data<std::int64_t>()[0] = slot;
+    reshape_and_cache(k, k, key_cache, value_cache, slots, KVLayout::hnd, options());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("reshape_and_cache into an integer cache: each rounding rule, the parameters it writes") {
+  // max 255, min 0: scale 1, zero point 0, so 2.5 and 3.5 are exact ties.
+  const std::vector<float> row = {255.0f, 2.5f, 3.5f, 0.0f};
+  IntegerWrite even(QuantRounding::half_even), away(QuantRounding::half_away);
+  even.write(row, 2);
+  away.write(row, 2);
+  CHECK(even.key_scale.at({0, 0, 2, 0}) == 1.0);
+  CHECK(even.key_zero_point.at({0, 0, 2, 0}) == 0.0);
+  CHECK(even.key_cache.at({0, 0, 2, 0}) == 255);
+  CHECK(even.key_cache.at({0, 0, 2, 1}) == 2);
+  CHECK(away.key_cache.at({0, 0, 2, 1}) == 3);
+  CHECK(even.key_cache.at({0, 0, 2, 2}) == 4);
+  CHECK(away.key_cache.at({0, 0, 2, 2}) == 4);
+  // Value in groups of 2 dims: {255, 2.5} and {3.5, 0} have their own scales.
+  CHECK(even.value_scale.at({0, 0, 2, 0}) == 1.0);
+  CHECK(even.value_scale.at({0, 0, 2, 1}) == doctest::Approx(3.5 / 255).epsilon(1e-6));
+  CHECK(even.value_cache.at({0, 0, 2, 3}) == 0);
+  // Only slot 2 was written.
+  for (std::int64_t t : {0, 1, 3}) CHECK(even.key_scale.at({0, 0, t, 0}) == 0.0);
+}
+
+TEST_CASE("reshape_and_cache into an integer cache refuses by_channel and non-finite rows, writing nothing") {
+  IntegerWrite by_channel(QuantRounding::half_even, {QuantGranularity::by_channel, 0});
+  test::expect_error_from([&] { by_channel.write({1, 2, 3, 4}, 0); }, "kv_quant.key = by_channel");
+  IntegerWrite w(QuantRounding::half_even);
+  test::expect_error_from(
+      [&] {
+        w.write({1, std::numeric_limits<float>::quiet_NaN(), 3, 4}, 1);
+      },
+      "key[0, 0, 1] = nan: an integer cache (u8) cannot hold a value that is not finite");
+  for (std::int64_t d = 0; d < 4; ++d) CHECK(w.key_cache.at({0, 0, 1, d}) == 0);
+  CHECK(w.key_scale.at({0, 0, 1, 0}) == 0.0);
+}
+
+TEST_CASE("integer cache cases: kv_quant is parsed strictly and written back") {
+  const std::string base = R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [3], )";
+  auto parse = [&](const std::string& rest) { return cases::parse_case(base + rest + "}", "t.json"); };
+  const cases::Case c =
+      parse(R"("kv_cache_dtype": "i8", "kv_quant": {"key": "group_32", "rounding": "half_away"})");
+  CHECK(c.integer_cache());
+  CHECK(c.kv_quant.key == TensorQuant{QuantGranularity::group, 32});
+  CHECK(c.kv_quant.value == TensorQuant{QuantGranularity::by_token, 0});
+  CHECK(c.kv_quant.rounding == QuantRounding::half_away);
+  CHECK(cases::parse_case(cases::case_to_json(c), "again") == c);
+  CHECK(c.id.find("i8-kqg32vqtokaway") != std::string::npos);
+  const cases::Case d = parse(R"("kv_cache_dtype": "u8")");
+  CHECK(d.kv_quant == KVQuant{});  // OpenVINO's: key by channel, value by token
+  CHECK(d.id.find("-u8-") != std::string::npos);
+  test::expect_error_from([&] { parse(R"("kv_quant": {"key": "by_token"})"); },
+                          "field 'kv_quant' applies to integer caches only");
+  test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "kv_quant": {"keys": "by_token"})"); },
+                          "unknown key \"keys\"");
+  test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "kv_quant": {"value": "group_48"})"); },
+                          "group_size 48 does not divide head_size 64");
+  test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "kv_quant": {"value": "per_token"})"); },
+                          "expected \"by_token\", \"by_channel\" or \"group_<G>\"");
+  test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "kv_quant": {"scale_dtype": "bf16"})"); },
+                          "\"scale_dtype\" = \"bf16\": expected \"f32\" or \"f16\"");
+  test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "k_scale": 0.5)"); },
+                          "field 'k_scale' applies to fp8 caches only");
+  test::expect_error_from(
+      [] {
+        cases::parse_case(
+            R"({"kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 64, "seq_lens": [3], "query_lens": [2], "dtype": "f16", "kv_cache_dtype": "u8"})",
+            "t.json");
+      },
+      "with an integer cache is not supported yet");
+}
