@@ -71,6 +71,7 @@ TEST_CASE("a mutation that cannot change a case says why") {
   CHECK(not_applicable(find_mutation("partials_swapped"), one).find("2+ V2 partitions") != std::string::npos);
   CHECK(not_applicable(find_mutation("window_plus_one"), one) == "the case has no sliding window");
   CHECK(not_applicable(find_mutation("k_scale_ignored"), one) == "the cache is not fp8");
+  CHECK(not_applicable(find_mutation("zero_point_ignored"), one) == "the cache is not an integer cache");
   CHECK(not_applicable(find_mutation("gqa_head_mapping"), one).starts_with("MHA"));
   CHECK(not_applicable(find_mutation("last_token_dropped"), one).empty());
   CHECK_THROWS_WITH_AS(vendor_outputs(find_mutation("partials_swapped"), one, golden::make_golden(one)),
@@ -105,13 +106,16 @@ TEST_CASE("every bug changes its case's outputs, and the legitimate kernels stay
   }
 }
 
-TEST_CASE("pao audit of the smoke and causes suites: every bug caught, every legitimate variation passed") {
+TEST_CASE(
+    "pao audit of the smoke, causes and integer suites: every bug caught, every legitimate variation "
+    "passed") {
   test::TempDir dir;
   AuditOptions options;
   options.scratch = dir.path() / "scratch";
   std::vector<cases::Case> suite = cases::expand_suite(cases::find_suite("smoke", cases::cases_dir()), false);
-  for (auto& c : cases::expand_suite(cases::find_suite("causes", cases::cases_dir()), false))
-    suite.push_back(std::move(c));
+  for (const char* more : {"causes", "integer"})
+    for (auto& c : cases::expand_suite(cases::find_suite(more, cases::cases_dir()), false))
+      suite.push_back(std::move(c));
   const auto audits = audit_cases(suite, options);
   const AuditMatrix m = make_matrix(audits);
   for (const auto& miss : m.misses) MESSAGE(miss);
@@ -122,10 +126,13 @@ TEST_CASE("pao audit of the smoke and causes suites: every bug caught, every leg
     std::int64_t applicable = 0;
     for (const auto& [cls, cell] : m.cells.at(name)) applicable += cell.applicable;
     CHECK(applicable > 0);
-    for (const char* cls : {"f32", "f16", "bf16", "fp8"}) {
+    for (const char* cls : {"f32", "f16", "bf16", "fp8", "int8"}) {
       const bool fp8_only =
           name == "k_scale_ignored" || name == "v_scale_ignored" || name == "fp8_other_format";
+      const bool integer_only = name == "zero_point_ignored" || name == "quant_params_of_neighbour" ||
+                                name == "integer_sign_confused";
       if (fp8_only && std::string(cls) != "fp8") continue;
+      if (integer_only && std::string(cls) != "int8") continue;
       INFO(cls);
       CHECK(m.cells.at(name).count(cls) == 1);
       CHECK(m.cells.at(name).at(cls).applicable > 0);
@@ -137,10 +144,10 @@ TEST_CASE("pao audit of the smoke and causes suites: every bug caught, every leg
   if (10 * m.cause_named() < 9 * m.cause_exists())
     for (const auto& u : m.unnamed) MESSAGE(u);
   CHECK(10 * m.cause_named() >= 9 * m.cause_exists());
-  for (const char* bug :
-       {"last_token_dropped", "window_plus_one", "window_minus_one", "causal_off_by_one", "alibi_missing",
-        "k_scale_ignored", "v_scale_ignored", "gqa_head_mapping", "partition_boundary_off_by_one",
-        "reduce_without_max_rescaling", "partials_swapped", "nan_leak", "partial_block_dropped"}) {
+  for (const char* bug : {"last_token_dropped", "window_plus_one", "window_minus_one", "causal_off_by_one",
+                          "alibi_missing", "k_scale_ignored", "v_scale_ignored", "gqa_head_mapping",
+                          "partition_boundary_off_by_one", "reduce_without_max_rescaling", "partials_swapped",
+                          "nan_leak", "partial_block_dropped", "zero_point_ignored"}) {
     INFO(bug);
     std::int64_t named = 0;
     for (const auto& [cls, cell] : m.cells.at(bug)) named += cell.cause_named;

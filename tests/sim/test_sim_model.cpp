@@ -67,7 +67,7 @@ TEST_CASE("sim model: V1 and V2 launches follow the plan") {
   CHECK(launches[0].resources.shared_bytes < 4096);
 }
 
-TEST_CASE("sim model: GQA shares K/V through L2, fp8 halves it") {
+TEST_CASE("sim model: GQA shares K/V through L2, fp8 halves it, an integer cache adds its scales") {
   const Device d = load_device("h200");
   const auto bytes = [&](const Workload& w) {
     double kv = 0;
@@ -81,6 +81,16 @@ TEST_CASE("sim model: GQA shares K/V through L2, fp8 halves it") {
   const double kv_mha = 8 * 2.0 * 4096 * 128 * 2;
   CHECK(mha - gqa == doctest::Approx(kv_mha * 7 / 8));
   CHECK(mha - bytes(fp8) == doctest::Approx(kv_mha / 2));
+  // A u8 cache reads one byte per element plus its scales and zero points: key by channel (a
+  // pair of f32 per dim of a 16-token block: 8 / 16 bytes per element), value by token (a pair per
+  // 128-dim row: 8 / 128), f16 scales halving them.
+  Workload u8 = fp8;
+  u8.kv_cache_dtype = pao::DType::u8;
+  const double kv_elems = kv_mha / 2;
+  CHECK(bytes(u8) - bytes(fp8) == doctest::Approx(kv_elems * (8.0 / 16 + 8.0 / 128) / 2));
+  u8.kv_quant.scale_dtype = pao::DType::f16;
+  u8.kv_quant.value = {pao::QuantGranularity::group, 32};
+  CHECK(bytes(u8) - bytes(fp8) == doctest::Approx(kv_elems * (6.0 / 16 + 6.0 / 32) / 2));
   // The logical (L2) traffic of a GQA launch is the group size times its K/V DRAM bytes.
   const auto l = build_launches(d, decode({4096}, 8, 1), parse_kernel_spec("v1", {}));
   CHECK(l[0].logical_per_dram_byte > 7.0);

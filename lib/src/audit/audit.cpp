@@ -42,7 +42,7 @@ std::string failures_of(const diff::CaseReport& r) {
   return s;
 }
 
-const std::vector<std::string> kClassOrder = {"f32", "f16", "bf16", "fp8"};
+const std::vector<std::string> kClassOrder = {"f32", "f16", "bf16", "fp8", "int8"};
 
 const Tensor& output_of(const std::vector<std::pair<std::string, Tensor>>& outputs) {
   for (const auto& [name, t] : outputs)
@@ -145,6 +145,7 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
 
 std::string dtype_class(const cases::Case& c) {
   if (c.fp8_cache()) return "fp8";
+  if (c.integer_cache()) return "int8";
   return std::string(dtype_name(c.dtype));
 }
 

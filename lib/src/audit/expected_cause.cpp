@@ -58,6 +58,7 @@ ExpectedCause expected_cause(const Mutation& m, const cases::Case& c, bool out_o
     return {{Pattern::matches_variant, Pattern::window_edge}, ""};
   if (n == "causal_off_by_one") return {{Pattern::causal_mask, Pattern::matches_variant}, ""};
   if (n == "alibi_missing") return {{Pattern::matches_variant}, ""};
+  if (n == "zero_point_ignored") return {{Pattern::matches_variant}, ""};
   if (n == "k_scale_ignored" || n == "v_scale_ignored")
     return {{Pattern::matches_variant, Pattern::uniform_ratio}, ""};
   if (n == "gqa_head_mapping") return {{Pattern::kv_head_mapping}, ""};
@@ -70,8 +71,8 @@ ExpectedCause expected_cause(const Mutation& m, const cases::Case& c, bool out_o
   if (n == "partial_block_dropped")
     return {{Pattern::partial_block},
             s.on_boundary ? "" : "no sequence ends on a block boundary: every sequence loses its last block"};
-  return {{},
-          kEveryRow};  // alibi_sign_flipped, softmax_scale_log2e, block_table_off_by_one, fp8_other_format
+  return {{}, kEveryRow};  // alibi_sign_flipped, softmax_scale_log2e, block_table_off_by_one,
+                           // fp8_other_format, quant_params_of_neighbour, integer_sign_confused
 }
 
 }  // namespace pao::audit

@@ -44,12 +44,22 @@ class Mutant {
     const Tensor& kc = need(g, "key_cache");
     const Tensor& vc = need(g, "value_cache");
     DType decode_as = cache_dtype_;
-    if (o.bug == Bug::fp8_other_format) decode_as = dtype_info(cache_dtype_).misread_as;
+    if (o.bug == Bug::fp8_other_format || o.bug == Bug::integer_sign_confused)
+      decode_as = dtype_info(cache_dtype_).misread_as;
     keys_.resize(static_cast<std::size_t>(kc.numel()));
     values_.resize(static_cast<std::size_t>(vc.numel()));
     decode_to_f32(decode_as, kc.bytes(), keys_.data(),
                   keys_.size());  // every cache dtype fits in f32 exactly
     decode_to_f32(decode_as, vc.bytes(), values_.data(), values_.size());
+    if (c.integer_cache())  // scales and zero points, with their own index arithmetic
+      for (const CacheTensor t : {CacheTensor::key, CacheTensor::value}) {
+        const bool key = t == CacheTensor::key;
+        const Tensor& scale = need(g, std::string(quant_param_name(t, false)).c_str());
+        (key ? key_scale_ : value_scale_) = scale.to_f64();
+        (key ? key_zero_point_ : value_zero_point_) =
+            need(g, std::string(quant_param_name(t, true)).c_str()).to_f64();
+        (key ? key_param_shape_ : value_param_shape_) = scale.shape();
+      }
     key_layout_ = contiguous_cache_layout(c.kv_layout, CacheTensor::key, kc.shape());
     value_layout_ = contiguous_cache_layout(c.kv_layout, CacheTensor::value, vc.shape());
     num_blocks_ = kc.size(0);
@@ -97,6 +107,26 @@ class Mutant {
     return ((id % num_blocks_) + num_blocks_) % num_blocks_;
   }
 
+  /// An integer cache's (code - zero point) * scale of (block, kv head g, token t, dim d) in f32,
+  /// the parameters found from their tensor's shape [num_blocks, num_kv_heads, rows, cols].
+  float integer_value(bool key, std::int64_t block, std::int32_t g, std::int32_t t, std::int32_t d,
+                      float code) const {
+    const Shape& shape = key ? key_param_shape_ : value_param_shape_;
+    const std::int64_t rows = shape[2], cols = shape[3];
+    std::int64_t r = rows == 1 ? 0 : t, col = d / (D_ / cols);
+    if (o_.bug == Bug::quant_params_of_neighbour) {  // one index off by one
+      if (rows == 1)
+        col = (col + 1) % cols;
+      else
+        r = (r + 1) % rows;
+    }
+    const auto i = static_cast<std::size_t>(((block * shape[1] + g) * rows + r) * cols + col);
+    const float zp = o_.bug == Bug::zero_point_ignored
+                         ? 0.0f
+                         : static_cast<float>((key ? key_zero_point_ : value_zero_point_)[i]);
+    return round_act((code - zp) * static_cast<float>((key ? key_scale_ : value_scale_)[i]));
+  }
+
   /// Row t of K or V of (sequence s, kv head g), dequantised as vLLM's kernels do.
   void cache_row(bool key, std::int32_t s, std::int32_t g, std::int32_t t, float* out) const {
     const bool from_input = kind_.traits().new_tokens && features_.new_kv_source == NewKVSource::input;
@@ -119,6 +149,10 @@ class Mutant {
     const bool through_half = key ? through_half_.key : through_half_.value;
     for (std::int32_t d = 0; d < D_; ++d) {
       const float v = data[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))];
+      if (c_.integer_cache()) {
+        out[d] = integer_value(key, block, g, t % c_.block_size, d, v);
+        continue;
+      }
       out[d] = !fp8           ? v
                : through_half ? static_cast<float>(round_to_dtype(DType::f16, v * scale))
                               : round_act(v * scale);
@@ -286,6 +320,8 @@ class Mutant {
   const DType dtype_, cache_dtype_;
   std::vector<double> query_, new_keys_, new_values_, alibi_;
   std::vector<float> keys_, values_;
+  std::vector<double> key_scale_, key_zero_point_, value_scale_, value_zero_point_;  // integer caches
+  Shape key_param_shape_, value_param_shape_;
   const Tensor* block_tables_ = nullptr;
   PagedCacheLayout key_layout_, value_layout_;
   std::int64_t num_blocks_ = 1;

@@ -60,6 +60,10 @@ const std::vector<Entry>& entries() {
         bug("nan_leak", Bug::nan_leak, "P.V runs over the last block's unused (NaN) slots with p = 0"),
         bug("partial_block_dropped", Bug::partial_block_dropped,
             "decode: seq_len / block_size blocks read (rounded down): a partly filled last block is lost"),
+        bug("zero_point_ignored", Bug::zero_point_ignored, "integer cache dequantised as code * scale"),
+        bug("quant_params_of_neighbour", Bug::quant_params_of_neighbour,
+            "integer cache: the scale / zero point of the next token (by channel: the next channel)"),
+        bug("integer_sign_confused", Bug::integer_sign_confused, "u8 codes read as i8, or i8 as u8"),
         legit("independent_kernel", {}, false,
               "an fp32 kernel written apart from the oracle, vLLM's rounding points"),
         legit("fp32_probabilities", fp32p, false, "probabilities kept in fp32 for P.V"),
@@ -166,6 +170,9 @@ std::string not_applicable(const Mutation& m, const Case& c) {
   if (n == "v_scale_ignored" && !(fp8(c) && scale_not_one(c.v_scale, c.v_head_scales)))
     return fp8(c) ? "v_scale is 1" : "the cache is not fp8";
   if (n == "fp8_other_format" && !fp8(c)) return "the cache is not fp8";
+  if ((n == "zero_point_ignored" || n == "quant_params_of_neighbour" || n == "integer_sign_confused") &&
+      !c.integer_cache())
+    return "the cache is not an integer cache";
   if (n == "softmax_scale_log2e") {
     if (c.distribution == cases::ValueDistribution::all_equal)
       return "every K row is equal: the softmax is uniform at any scale";

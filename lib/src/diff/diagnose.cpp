@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -43,6 +44,16 @@ std::vector<Variant> variants_of(const cases::Case& c) {
                    o.v_head_scales.clear();
                  }});
   }
+  if (c.integer_cache()) {
+    // Zero points of 0, as the kernel reads them: code * scale.
+    auto zeros = std::make_shared<std::vector<Tensor>>();
+    v.push_back({"the zero points ignored (code * scale)", [zeros](AttentionOptions& o, NewKVSource&) {
+                   for (TensorView* zp : {&o.kv_quant.key_zero_point, &o.kv_quant.value_zero_point}) {
+                     zeros->emplace_back(zp->dtype, zp->shape);
+                     *zp = zeros->back().view();
+                   }
+                 }});
+  }
   if (c.sliding_window > 0) {
     v.push_back(
         {"the sliding window ignored", [](AttentionOptions& o, NewKVSource&) { o.sliding_window = 0; }});
@@ -55,7 +66,7 @@ std::vector<Variant> variants_of(const cases::Case& c) {
   if (c.alibi) v.push_back({"ALiBi ignored", [](AttentionOptions& o, NewKVSource&) { o.alibi_slopes = {}; }});
   if (c.soft_cap > 0)
     v.push_back({"the soft-cap ignored", [](AttentionOptions& o, NewKVSource&) { o.soft_cap = 0; }});
-  if (kinds::kind_of(c).traits().new_tokens && fp8 && c.cache_new_tokens)
+  if (kinds::kind_of(c).traits().new_tokens && (fp8 || c.integer_cache()) && c.cache_new_tokens)
     v.push_back({"the new tokens read from the other source (key / value vs the quantised cache)",
                  [](AttentionOptions&, NewKVSource& s) {
                    s = s == NewKVSource::cache ? NewKVSource::input : NewKVSource::cache;

@@ -96,6 +96,21 @@ QuantParamLayout quant_param_layout(const TensorQuant& q, std::int64_t num_kv_he
   return l;
 }
 
+double quant_param_bytes_per_element(const KVQuant& spec, CacheTensor tensor, std::int32_t head_size,
+                                     std::int32_t block_size) {
+  const TensorQuant& q = spec.of(tensor);
+  const double pair = static_cast<double>(dtype_size(spec.scale_dtype) + dtype_size(spec.zero_point_dtype));
+  switch (q.granularity) {
+    case QuantGranularity::by_token:
+      return pair / head_size;
+    case QuantGranularity::by_channel:
+      return pair / block_size;
+    case QuantGranularity::group:
+      return pair / q.group_size;
+  }
+  return 0.0;
+}
+
 CodeRange code_range(DType code_dtype) {
   require(is_integer_cache(code_dtype), "code_range: ", dtype_name(code_dtype),
           " is not an integer cache dtype");

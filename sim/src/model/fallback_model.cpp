@@ -31,7 +31,7 @@ Launch op(const Device& device, const char* name, double elements, double bytes,
 
 std::vector<Launch> fallback_launches(const Device& device, const Workload& w, const KernelConfig& k) {
   const double act = static_cast<double>(dtype_size(w.dtype));
-  const double kv = static_cast<double>(dtype_size(w.kv_cache_dtype));
+  const double kv = kv_bytes_per_element(w);
   const double seqs = w.num_seqs, heads = w.num_heads, kv_heads = w.num_kv_heads, hs = w.head_size;
   double q = 1;
   for (std::size_t s = 0; s < w.seq_lens.size(); ++s) q = std::max(q, static_cast<double>(w.query_len(s)));

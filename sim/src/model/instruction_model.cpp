@@ -18,9 +18,11 @@ double log2_of(std::int32_t n) { return n > 1 ? std::log2(static_cast<double>(n)
 /// packed pair into two floats).
 double widen_cost(DType activation) { return activation == DType::f32 ? 0.0 : 1.0; }
 
-/// Extra instructions per cache element of an fp8 cache: the fp8 -> 16-bit conversion and the
-/// multiplication by k_scale / v_scale.
-double dequant_cost(DType cache) { return is_fp8(cache) ? 2.0 : 0.0; }
+/// Extra instructions per cache element of a quantised cache: fp8, the fp8 -> 16-bit conversion
+/// and the multiplication by k_scale / v_scale; an integer cache, the int -> float conversion, the
+/// zero point's subtraction and the scale's multiplication (its parameters' loads are amortised
+/// over a token's or a group's elements and left out).
+double dequant_cost(DType cache) { return is_fp8(cache) ? 2.0 : is_integer_cache(cache) ? 3.0 : 0.0; }
 
 // Fixed costs, in instructions per lane.
 constexpr double kBlockAddress = 4;     // block-table load, physical block number -> cache address

@@ -16,7 +16,7 @@ namespace pao::sim {
 namespace {
 
 double act_bytes(const Workload& w) { return static_cast<double>(dtype_size(w.dtype)); }
-double kv_bytes(const Workload& w) { return static_cast<double>(dtype_size(w.kv_cache_dtype)); }
+double kv_bytes(const Workload& w) { return kv_bytes_per_element(w); }
 
 std::int32_t num_warps(const DecodePlan& plan) { return plan.shape.threads_per_cta / plan.shape.warp_size; }
 

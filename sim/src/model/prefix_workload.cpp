@@ -21,7 +21,7 @@ PrefixPlan prefix_plan(const Workload& w, const KernelConfig& k) {
 std::vector<Launch> prefix_launches(const Device& device, const Workload& w, const KernelConfig& k) {
   const PrefixPlan plan = prefix_plan(w, k);
   const double act = static_cast<double>(dtype_size(w.dtype));
-  const double kv = static_cast<double>(dtype_size(w.kv_cache_dtype));
+  const double kv = kv_bytes_per_element(w);
   const double row_bytes = w.head_size * act;
   Launch launch;
   launch.name = "context_attention_fwd";

@@ -130,6 +130,15 @@ void validate_workload(const Workload& w) {
   }
 }
 
+double kv_bytes_per_element(const Workload& w) {
+  const double element = static_cast<double>(dtype_size(w.kv_cache_dtype));
+  if (!is_integer_cache(w.kv_cache_dtype)) return element;
+  double params = 0;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+    params += 0.5 * quant_param_bytes_per_element(w.kv_quant, t, w.head_size, w.block_size);
+  return element + params;
+}
+
 Workload workload_of(const cases::Case& c) {
   const kinds::KernelKind& kind = kinds::kind_of(c);
   require(!kind.traits().variants.empty(), "case ", c.id, ": a ", kind.name(),
@@ -141,6 +150,7 @@ Workload workload_of(const cases::Case& c) {
   w.max_seq_len = c.max_seq_len;
   w.dtype = c.dtype;
   w.kv_cache_dtype = c.cache_storage_dtype();
+  w.kv_quant = c.kv_quant;
   validate_workload(w);
   return w;
 }

@@ -271,8 +271,8 @@ double loop_working_set_bytes(const Measurement& m) {
   for (const auto len : w.seq_lens) draws += std::ceil(static_cast<double>(len) / w.block_size);
   const double pool = m.pool_blocks;
   const double distinct = pool * -std::expm1(-draws / pool);  // drawn uniformly with replacement
-  const double block_bytes = 2.0 /*K, V*/ * w.block_size * w.num_kv_heads * w.head_size *
-                             static_cast<double>(dtype_size(w.kv_cache_dtype));
+  const double block_bytes =
+      2.0 /*K, V*/ * w.block_size * w.num_kv_heads * w.head_size * kv_bytes_per_element(w);
   return distinct * block_bytes;
 }
 

@@ -39,11 +39,12 @@ struct MutationOutcome {
 
 struct CaseAudit {
   std::string case_id;
-  std::string dtype_class;  // "f32", "f16", "bf16" or "fp8" (an fp8 cache under any activation dtype)
+  std::string
+      dtype_class;  // "f32", "f16", "bf16", "fp8" or "int8" (a quantised cache under any activation dtype)
   std::vector<MutationOutcome> outcomes;
 };
 
-/// "f32", "f16", "bf16", or "fp8" for an fp8 cache.
+/// "f32", "f16", "bf16", or "fp8" for an fp8 cache, "int8" for a u8 / i8 cache.
 std::string dtype_class(const cases::Case& c);
 
 struct AuditOptions {

@@ -1,5 +1,6 @@
 // A vendor kernel written independently of pao's oracle: plain fp32 loops over a golden's inputs
-// (vLLM's rounding points: fp8 dequantised through the activation dtype, probabilities rounded to
+// (vLLM's rounding points: fp8 and integer caches dequantised through the activation dtype,
+// probabilities rounded to
 // it before P·V unless kept in fp32, tmp_out and out rounded once), decode through V2's partitions
 // and reduce, prefix in one pass. One of the bugs kernels really have can be switched on, so that
 // `pao audit` measures what `pao diff` catches on bugs computed for real, not on perturbed goldens;
@@ -37,6 +38,10 @@ enum class Bug : std::uint8_t {
   fp8_other_format,               // fp8 cache decoded as the other fp8 format
   nan_leak,                       // P·V runs over the last block's unused slots with p = 0 (0 * NaN)
   partial_block_dropped,  // decode: seq_len / block_size blocks read (floor): a partly filled last block lost
+  zero_point_ignored,     // integer cache dequantised as code * scale
+  quant_params_of_neighbour,  // integer cache: the scale / zero point of the next token (by_token,
+                              // group) or the next channel (by_channel), an index off by one
+  integer_sign_confused,      // u8 codes read as i8 or i8 as u8
 };
 
 struct MutantOptions {

@@ -95,6 +95,11 @@ struct QuantParamLayout {
 QuantParamLayout quant_param_layout(const TensorQuant& q, std::int64_t num_kv_heads, std::int64_t head_size,
                                     std::int64_t block_size);
 
+/// The bytes of scales and zero points per cache element of `tensor` (by_token: 1 / head_size of
+/// a pair; group_G: 1 / G; by_channel: 1 / block_size): what the simulator adds to the code's byte.
+double quant_param_bytes_per_element(const KVQuant& spec, CacheTensor tensor, std::int32_t head_size,
+                                     std::int32_t block_size);
+
 /// [qmin, qmax] of an integer cache dtype: u8 [0, 255], i8 [-128, 127].
 struct CodeRange {
   double lo = 0, hi = 0;

@@ -24,7 +24,8 @@ struct Workload : LaunchShape {
   std::vector<std::int32_t> query_lens;  // [num_seqs]: new tokens (prefix, fallback); empty = 1 each
   std::int32_t max_seq_len = 0;          // bounds V2's partitions and V1's shared memory; 0 = max
   DType dtype = DType::f16;              // query, key, value, out
-  DType kv_cache_dtype = DType::f16;     // the paged cache: as dtype, or an fp8 flavour
+  DType kv_cache_dtype = DType::f16;     // the paged cache: as dtype, an fp8 flavour, u8 or i8
+  KVQuant kv_quant;                      // u8 / i8: the scales and zero points read beside the codes
 
   std::int32_t effective_max_seq_len() const;
   std::int32_t query_len(std::size_t seq) const { return query_lens.empty() ? 1 : query_lens[seq]; }
@@ -43,6 +44,10 @@ struct KernelConfig : KernelTuning {
   /// "v1", "v2-512", "prefix-128x128", "fallback-512".
   std::string label() const;
 };
+
+/// Bytes read per K / V element of the cache, averaged over K and V: the element, plus an integer
+/// cache's scales and zero points (pao/numerics/kv_quant.hpp).
+double kv_bytes_per_element(const Workload& w);
 
 /// Checks shapes and lengths; throws pao::Error naming the field and the rule.
 void validate_workload(const Workload& w);
