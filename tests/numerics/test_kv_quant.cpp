@@ -84,9 +84,9 @@ TEST_CASE(
       CHECK(p.zero_point >= r.lo);
       CHECK(p.zero_point <= r.hi);
       // 0 is exact: its code is the zero point.
-      CHECK(quantise(0.0f, p, code, spec.rounding) == static_cast<std::int32_t>(p.zero_point));
+      CHECK(quantise(0.0f, p, code_range(code), spec.rounding) == static_cast<std::int32_t>(p.zero_point));
       for (const float x : g) {
-        const std::int32_t q = quantise(x, p, code, spec.rounding);
+        const std::int32_t q = quantise(x, p, code_range(code), spec.rounding);
         CHECK(q >= r.lo);
         CHECK(q <= r.hi);
         CHECK(std::fabs(dequantise_exact(q, p.scale, p.zero_point) - x) <=
@@ -103,16 +103,16 @@ TEST_CASE(
 
 TEST_CASE("rounding rules on exact ties: half-even and half-away-from-zero differ, both clamp") {
   const QuantParams unit{1.0f, 0.0f};
-  CHECK(quantise(2.5f, unit, DType::u8, QuantRounding::half_even) == 2);
-  CHECK(quantise(2.5f, unit, DType::u8, QuantRounding::half_away) == 3);
-  CHECK(quantise(3.5f, unit, DType::u8, QuantRounding::half_even) == 4);
-  CHECK(quantise(3.5f, unit, DType::u8, QuantRounding::half_away) == 4);
-  CHECK(quantise(-2.5f, unit, DType::i8, QuantRounding::half_even) == -2);
-  CHECK(quantise(-2.5f, unit, DType::i8, QuantRounding::half_away) == -3);
-  CHECK(quantise(300.0f, unit, DType::u8, QuantRounding::half_even) == 255);
-  CHECK(quantise(-1.0f, unit, DType::u8, QuantRounding::half_even) == 0);
-  CHECK(quantise(-200.0f, unit, DType::i8, QuantRounding::half_away) == -128);
-  CHECK(quantise(127.5f, unit, DType::i8, QuantRounding::half_away) == 127);
+  CHECK(quantise(2.5f, unit, code_range(DType::u8), QuantRounding::half_even) == 2);
+  CHECK(quantise(2.5f, unit, code_range(DType::u8), QuantRounding::half_away) == 3);
+  CHECK(quantise(3.5f, unit, code_range(DType::u8), QuantRounding::half_even) == 4);
+  CHECK(quantise(3.5f, unit, code_range(DType::u8), QuantRounding::half_away) == 4);
+  CHECK(quantise(-2.5f, unit, code_range(DType::i8), QuantRounding::half_even) == -2);
+  CHECK(quantise(-2.5f, unit, code_range(DType::i8), QuantRounding::half_away) == -3);
+  CHECK(quantise(300.0f, unit, code_range(DType::u8), QuantRounding::half_even) == 255);
+  CHECK(quantise(-1.0f, unit, code_range(DType::u8), QuantRounding::half_even) == 0);
+  CHECK(quantise(-200.0f, unit, code_range(DType::i8), QuantRounding::half_away) == -128);
+  CHECK(quantise(127.5f, unit, code_range(DType::i8), QuantRounding::half_away) == 127);
 }
 
 namespace {
@@ -219,4 +219,44 @@ TEST_CASE("integer cache cases: kv_quant is parsed strictly and written back") {
             "t.json");
       },
       "with an integer cache is not supported yet");
+}
+
+TEST_CASE("u4: codes 0..15, packed two to a byte with element 2i in the low nibble") {
+  CHECK(code_range(DType::u8, 4).hi == 15);
+  CHECK(code_range(DType::u8, 4).lo == 0);
+  CHECK_THROWS_AS(code_range(DType::i8, 4), Error);
+  const std::uint8_t codes[] = {0, 15, 2, 3, 9, 1};
+  std::uint8_t packed[3] = {}, back[6] = {};
+  pack_u4(codes, 6, packed);
+  CHECK(packed[0] == 0xF0);
+  CHECK(packed[1] == 0x32);
+  CHECK(packed[2] == 0x19);
+  unpack_u4(packed, 6, back);
+  for (int i = 0; i < 6; ++i) CHECK(back[i] == codes[i]);
+  const std::uint8_t too_big[] = {16, 0};
+  test::expect_error_from([&] { pack_u4(too_big, 2, packed); }, "code 0 = 16 does not fit 4 bits");
+  test::expect_error_from([&] { pack_u4(codes, 5, packed); }, "5 codes: u4 packs pairs");
+  // Parameters of a u4 group use 15 steps.
+  KVQuant u4;
+  u4.bits = 4;
+  const float v[] = {0.0f, 1.5f};
+  CHECK(choose_quant_params(v, 2, 1, DType::u8, u4).scale == doctest::Approx(0.1f));
+}
+
+TEST_CASE("u4 cases: kv_cache_dtype u4 is a u8 cache of 4-bit codes, not in vLLM's layout") {
+  const cases::Case c = cases::parse_case(
+      R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [3], "kv_cache_dtype": "u4", "kv_layout": "hnd"})",
+      "u4.json");
+  CHECK(c.cache_storage_dtype() == DType::u8);
+  CHECK(c.kv_quant.bits == 4);
+  CHECK(cases::kv_cache_dtype_name(c) == "u4");
+  CHECK(c.id.find("-u4-") != std::string::npos);
+  CHECK(cases::parse_case(cases::case_to_json(c), "again") == c);
+  test::expect_error_from(
+      [] {
+        cases::parse_case(
+            R"({"num_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [3], "kv_cache_dtype": "u4"})",
+            "u4.json");
+      },
+      "field 'kv_layout' = \"vllm\": a u4 cache packs pairs of dims");
 }

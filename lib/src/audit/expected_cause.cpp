@@ -72,7 +72,8 @@ ExpectedCause expected_cause(const Mutation& m, const cases::Case& c, bool out_o
     return {{Pattern::partial_block},
             s.on_boundary ? "" : "no sequence ends on a block boundary: every sequence loses its last block"};
   return {{}, kEveryRow};  // alibi_sign_flipped, softmax_scale_log2e, block_table_off_by_one,
-                           // fp8_other_format, quant_params_of_neighbour, integer_sign_confused
+                           // fp8_other_format, quant_params_of_neighbour, integer_sign_confused,
+                           // u4_nibbles_swapped
 }
 
 }  // namespace pao::audit

@@ -148,7 +148,8 @@ class Mutant {
     // vectors of 2+ (fp8_dequant_through_half); its Triton prefix kernel does not.
     const bool through_half = key ? through_half_.key : through_half_.value;
     for (std::int32_t d = 0; d < D_; ++d) {
-      const float v = data[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, d))];
+      const std::int32_t stored_dim = o_.bug == Bug::u4_nibbles_swapped ? d ^ 1 : d;
+      const float v = data[static_cast<std::size_t>(layout.offset(block, g, t % c_.block_size, stored_dim))];
       if (c_.integer_cache()) {
         out[d] = integer_value(key, block, g, t % c_.block_size, d, v);
         continue;

@@ -64,6 +64,7 @@ const std::vector<Entry>& entries() {
         bug("quant_params_of_neighbour", Bug::quant_params_of_neighbour,
             "integer cache: the scale / zero point of the next token (by channel: the next channel)"),
         bug("integer_sign_confused", Bug::integer_sign_confused, "u8 codes read as i8, or i8 as u8"),
+        bug("u4_nibbles_swapped", Bug::u4_nibbles_swapped, "u4: the two codes of each byte exchanged"),
         legit("independent_kernel", {}, false,
               "an fp32 kernel written apart from the oracle, vLLM's rounding points"),
         legit("fp32_probabilities", fp32p, false, "probabilities kept in fp32 for P.V"),
@@ -173,6 +174,9 @@ std::string not_applicable(const Mutation& m, const Case& c) {
   if ((n == "zero_point_ignored" || n == "quant_params_of_neighbour" || n == "integer_sign_confused") &&
       !c.integer_cache())
     return "the cache is not an integer cache";
+  if (n == "u4_nibbles_swapped" && !(c.integer_cache() && c.kv_quant.bits == 4)) return "the cache is not u4";
+  if (n == "integer_sign_confused" && c.kv_quant.bits == 4)
+    return "u4 codes (0..15) read the same as u8 or i8";
   if (n == "softmax_scale_log2e") {
     if (c.distribution == cases::ValueDistribution::all_equal)
       return "every K row is equal: the softmax is uniform at any scale";

@@ -45,6 +45,7 @@ std::string lengths(const std::vector<std::int32_t>& v) {
 
 /// "auto", or the cache format's short name ("e4m3").
 std::string cache_name(const Case& c) {
+  if (c.integer_cache() && c.kv_quant.bits == 4) return "u4";
   return c.kv_cache_dtype ? std::string(dtype_info(*c.kv_cache_dtype).short_name) : "auto";
 }
 

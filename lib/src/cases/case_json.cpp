@@ -369,8 +369,10 @@ Case parse_case_object(const json& j, std::string_view source) {
   c.dtype = parse_activation(f, "dtype");
 
   const std::string cache = f.string("kv_cache_dtype", "auto");
-  if (!try_parse_kv_cache_dtype(cache, c.kv_cache_dtype))
-    f.bad("kv_cache_dtype", "= \"" + cache + "\": expected one of " + kv_cache_dtype_choices());
+  const bool u4 = cache == "u4";  // a u8 cache of 4-bit codes
+  if (u4) c.kv_cache_dtype = DType::u8;
+  if (!u4 && !try_parse_kv_cache_dtype(cache, c.kv_cache_dtype))
+    f.bad("kv_cache_dtype", "= \"" + cache + "\": expected one of " + kv_cache_dtype_choices() + ", u4");
   const std::string layout = f.string("kv_layout", "vllm");
   if (!try_parse_kv_layout(layout, c.kv_layout))
     f.bad("kv_layout", "= \"" + layout + "\": expected \"vllm\", \"nhd\" or \"hnd\"");
@@ -420,15 +422,14 @@ Case parse_case_object(const json& j, std::string_view source) {
   for (const char* name : {"k_head_scales", "v_head_scales"}) {
     if (!f.has(name)) continue;
     if (!c.fp8_cache())
-      f.bad(name, "applies to fp8 caches only (kv_cache_dtype is \"" +
-                      std::string(kv_cache_dtype_name(c.kv_cache_dtype)) + "\")");
+      f.bad(name,
+            "applies to fp8 caches only (kv_cache_dtype is \"" + std::string(kv_cache_dtype_name(c)) + "\")");
     (name[0] == 'k' ? c.k_head_scales : c.v_head_scales) = f.scales(name, c.num_kv_heads);
   }
   if (c.integer_cache())
     for (const char* name : {"k_scale", "v_scale"})
       if (f.has(name) && f.number(name, 1.0) != 1.0)  // 1: what case_to_json writes for every cache
-        f.bad(name, "applies to fp8 caches only: an integer cache (" +
-                        std::string(kv_cache_dtype_name(c.kv_cache_dtype)) +
+        f.bad(name, "applies to fp8 caches only: an integer cache (" + std::string(kv_cache_dtype_name(c)) +
                         ") has a scale per group, in the golden's key_cache_scale / value_cache_scale");
   if (c.integer_cache() && !attends)
     f.bad("kv_cache_dtype",
@@ -438,9 +439,19 @@ Case parse_case_object(const json& j, std::string_view source) {
   if (f.has("kv_quant")) {
     if (!c.integer_cache())
       f.bad("kv_quant", "applies to integer caches only (kv_cache_dtype is \"" +
-                            std::string(kv_cache_dtype_name(c.kv_cache_dtype)) + "\"; u8 or i8 take it)");
+                            std::string(kv_cache_dtype_name(c)) + "\"; u8 or i8 take it)");
     c.kv_quant = read_kv_quant(f, c.head_size);
-  } else if (c.integer_cache()) {
+  }
+  if (u4) {
+    c.kv_quant.bits = 4;
+    if (c.kv_layout == KVLayout::vllm)
+      f.bad("kv_layout",
+            "= \"vllm\": a u4 cache packs pairs of dims, which vLLM's value layout [num_blocks, "
+            "num_kv_heads, head_size, block_size] does not keep together; use \"nhd\" or \"hnd\"");
+    if (c.head_size % 2 != 0)
+      f.bad("head_size", "= " + std::to_string(c.head_size) + ": a u4 cache packs pairs of dims");
+  }
+  if (c.integer_cache() && !f.has("kv_quant")) {
     for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
       if (const auto rule = tensor_quant_rule(c.kv_quant.of(t), c.head_size)) f.bad("kv_quant", *rule);
   }
@@ -551,7 +562,7 @@ std::string case_to_json(const Case& c, int indent) {
   JsonFieldWriter<json> fields(j);
   write_launch_shape(fields, c, attends);
   j["dtype"] = std::string(dtype_name(c.dtype));
-  j["kv_cache_dtype"] = std::string(kv_cache_dtype_name(c.kv_cache_dtype));
+  j["kv_cache_dtype"] = std::string(kv_cache_dtype_name(c));
   j["kv_layout"] = kv_layout_name(c.kv_layout);
   j["k_scale"] = c.k_scale;
   j["v_scale"] = c.v_scale;
@@ -583,6 +594,10 @@ float effective_scale(const Case& c) {
 }
 
 std::string_view kv_cache_dtype_name(std::optional<DType> t) { return t ? dtype_name(*t) : "auto"; }
+
+std::string_view kv_cache_dtype_name(const Case& c) {
+  return c.integer_cache() && c.kv_quant.bits == 4 ? "u4" : kv_cache_dtype_name(c.kv_cache_dtype);
+}
 
 std::optional<DType> parse_kv_cache_dtype(std::string_view text, std::string_view what) {
   std::optional<DType> t;
@@ -655,7 +670,7 @@ std::string describe(const Case& c) {
   else
     os << "kv heads " << c.num_kv_heads;
   os << ", head_size " << c.head_size << ", block " << c.block_size << ", " << dtype_name(c.dtype)
-     << " (cache " << kv_cache_dtype_name(c.kv_cache_dtype);
+     << " (cache " << kv_cache_dtype_name(c);
   if (c.kv_layout != KVLayout::vllm) os << ", " << kv_layout_name(c.kv_layout);
   os << ")" << kind.describe(c);
   if (c.alibi) os << ", alibi";

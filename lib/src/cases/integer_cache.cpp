@@ -9,7 +9,7 @@
 namespace pao::detail {
 
 double integer_cache_poison_code(const cases::Case& c) {
-  return c.poison_unused ? code_range(c.cache_storage_dtype()).hi : 0.0;
+  return c.poison_unused ? code_range(c.cache_storage_dtype(), c.kv_quant.bits).hi : 0.0;
 }
 
 cases::QuantParamTensors make_quant_params(const cases::Case& c, std::int32_t num_blocks) {

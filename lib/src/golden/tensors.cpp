@@ -62,7 +62,7 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
   put(m, "block_size", std::to_string(c.block_size));
   put(m, "num_blocks", std::to_string(g.find("key_cache")->size(0)));
   put(m, "dtype", std::string(dtype_name(c.dtype)));
-  put(m, "kv_cache_dtype", std::string(cases::kv_cache_dtype_name(c.kv_cache_dtype)));
+  put(m, "kv_cache_dtype", std::string(cases::kv_cache_dtype_name(c)));
   put(m, "cache_storage_dtype", std::string(dtype_name(c.cache_storage_dtype())));
   put(m, "fp8_format", std::string(dtype_info(c.cache_storage_dtype()).format));
   put(m, "kv_layout", kv_layout_name(c.kv_layout));

@@ -111,10 +111,29 @@ double quant_param_bytes_per_element(const KVQuant& spec, CacheTensor tensor, st
   return 0.0;
 }
 
-CodeRange code_range(DType code_dtype) {
+CodeRange code_range(DType code_dtype, std::int32_t bits) {
   require(is_integer_cache(code_dtype), "code_range: ", dtype_name(code_dtype),
           " is not an integer cache dtype");
+  require(bits == 8 || (bits == 4 && code_dtype == DType::u8), "code_range: ", bits, "-bit ",
+          dtype_name(code_dtype), " codes: pao has u8, i8 and u4");
+  if (bits == 4) return {0, 15};
   return dtype_info(code_dtype).kind == 'u' ? CodeRange{0, 255} : CodeRange{-128, 127};
+}
+
+void pack_u4(const std::uint8_t* codes, std::int64_t n, std::uint8_t* packed) {
+  require(n % 2 == 0, "pack_u4: ", n, " codes: u4 packs pairs");
+  for (std::int64_t i = 0; i < n; ++i)
+    require(codes[i] <= 15, "pack_u4: code ", i, " = ", static_cast<int>(codes[i]), " does not fit 4 bits");
+  for (std::int64_t i = 0; i < n / 2; ++i)
+    packed[i] = static_cast<std::uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+}
+
+void unpack_u4(const std::uint8_t* packed, std::int64_t n, std::uint8_t* codes) {
+  require(n % 2 == 0, "unpack_u4: ", n, " codes: u4 packs pairs");
+  for (std::int64_t i = 0; i < n / 2; ++i) {
+    codes[2 * i] = packed[i] & 0x0F;
+    codes[2 * i + 1] = static_cast<std::uint8_t>(packed[i] >> 4);
+  }
 }
 
 namespace {
@@ -129,7 +148,7 @@ float round_by(float x, QuantRounding rule) {
 
 QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t stride, DType code_dtype,
                                 const KVQuant& spec) {
-  const CodeRange r = code_range(code_dtype);
+  const CodeRange r = code_range(code_dtype, spec.bits);
   float lo = 0.0f, hi = 0.0f;
   for (std::int64_t i = 0; i < n; ++i) {
     lo = std::min(lo, v[i * stride]);
@@ -147,8 +166,7 @@ QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t str
   return p;
 }
 
-std::int32_t quantise(float x, const QuantParams& p, DType code_dtype, QuantRounding rounding) {
-  const CodeRange r = code_range(code_dtype);
+std::int32_t quantise(float x, const QuantParams& p, CodeRange r, QuantRounding rounding) {
   const float t = round_by(x / p.scale + p.zero_point, rounding);
   return static_cast<std::int32_t>(std::clamp(static_cast<double>(t), r.lo, r.hi));
 }
@@ -158,7 +176,7 @@ void quantise_row(const float* x, std::int32_t head_size, std::int32_t dims_per_
   for (std::int32_t d0 = 0, g = 0; d0 < head_size; d0 += dims_per_param, ++g) {
     params[g] = choose_quant_params(x + d0, dims_per_param, 1, code_dtype, spec);
     for (std::int32_t d = d0; d < d0 + dims_per_param; ++d)
-      codes[d] = quantise(x[d], params[g], code_dtype, spec.rounding);
+      codes[d] = quantise(x[d], params[g], code_range(code_dtype, spec.bits), spec.rounding);
   }
 }
 
@@ -167,7 +185,8 @@ void quantise_block_by_channel(const float* rows, std::int32_t n, std::int32_t h
   for (std::int32_t d = 0; d < head_size; ++d) {
     params[d] = choose_quant_params(rows + d, n, head_size, code_dtype, spec);
     for (std::int32_t t = 0; t < n; ++t)
-      codes[t * head_size + d] = quantise(rows[t * head_size + d], params[d], code_dtype, spec.rounding);
+      codes[t * head_size + d] =
+          quantise(rows[t * head_size + d], params[d], code_range(code_dtype, spec.bits), spec.rounding);
   }
 }
 

@@ -133,10 +133,11 @@ void validate_workload(const Workload& w) {
 double kv_bytes_per_element(const Workload& w) {
   const double element = static_cast<double>(dtype_size(w.kv_cache_dtype));
   if (!is_integer_cache(w.kv_cache_dtype)) return element;
+  const double code = w.kv_quant.bits / 8.0;  // u4: two codes to a byte
   double params = 0;
   for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
     params += 0.5 * quant_param_bytes_per_element(w.kv_quant, t, w.head_size, w.block_size);
-  return element + params;
+  return code + params;
 }
 
 Workload workload_of(const cases::Case& c) {

@@ -42,6 +42,7 @@ enum class Bug : std::uint8_t {
   quant_params_of_neighbour,  // integer cache: the scale / zero point of the next token (by_token,
                               // group) or the next channel (by_channel), an index off by one
   integer_sign_confused,      // u8 codes read as i8 or i8 as u8
+  u4_nibbles_swapped,         // u4: the two codes of a byte exchanged (dims 2i and 2i + 1)
 };
 
 struct MutantOptions {

@@ -156,6 +156,9 @@ std::int32_t max_num_partitions(const Case& c);
 const std::vector<std::string_view>& case_field_names();
 /// "auto" (unset), or the cache format's name ("fp8_e4m3").
 std::string_view kv_cache_dtype_name(std::optional<DType> t);
+/// The case's kv_cache_dtype as its JSON writes it: kv_cache_dtype_name, or "u4" (a u8 cache of
+/// 4-bit codes, kv_quant.bits 4).
+std::string_view kv_cache_dtype_name(const Case& c);
 /// vLLM's kv_cache_dtype strings: "auto" (unset), "fp8" (= "fp8_e4m3") and the name of every cache
 /// format of the dtype table. Throws pao::Error naming `what` (a flag or a field) on anything else.
 std::optional<DType> parse_kv_cache_dtype(std::string_view text, std::string_view what = "kv_cache_dtype");

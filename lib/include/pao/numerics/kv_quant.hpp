@@ -58,6 +58,10 @@ struct KVQuant {
   DType scale_dtype = DType::f32;       // f32 or f16
   DType zero_point_dtype = DType::f32;  // f32 or f16 (zero points are integers: exact in both)
   QuantRounding rounding = QuantRounding::half_even;
+  /// Bits per code: 8, or 4 for kv_cache_dtype u4 (a u8 cache whose codes are 0..15, one per byte
+  /// in pao's tensors; 0.5 bytes per element when packed two to a byte, element 2i in the low
+  /// nibble of byte i: pack_u4 / unpack_u4).
+  std::int32_t bits = 8;
 
   const TensorQuant& of(CacheTensor tensor) const { return tensor == CacheTensor::key ? key : value; }
   friend bool operator==(const KVQuant&, const KVQuant&) = default;
@@ -96,15 +100,21 @@ QuantParamLayout quant_param_layout(const TensorQuant& q, std::int64_t num_kv_he
                                     std::int64_t block_size);
 
 /// The bytes of scales and zero points per cache element of `tensor` (by_token: 1 / head_size of
-/// a pair; group_G: 1 / G; by_channel: 1 / block_size): what the simulator adds to the code's byte.
+/// a pair; group_G: 1 / G; by_channel: 1 / block_size): what the simulator adds to the code's
+/// bytes (bits / 8).
 double quant_param_bytes_per_element(const KVQuant& spec, CacheTensor tensor, std::int32_t head_size,
                                      std::int32_t block_size);
 
-/// [qmin, qmax] of an integer cache dtype: u8 [0, 255], i8 [-128, 127].
+/// [qmin, qmax] of an integer cache dtype: u8 [0, 255], i8 [-128, 127]; with 4 bits u4 [0, 15].
 struct CodeRange {
   double lo = 0, hi = 0;
 };
-CodeRange code_range(DType code_dtype);
+CodeRange code_range(DType code_dtype, std::int32_t bits = 8);
+
+/// u4 codes (0..15) two to a byte, element 2i in the low nibble of byte i: n codes (n even) into
+/// n / 2 bytes, and back. Throws pao::Error for an odd n or a code above 15.
+void pack_u4(const std::uint8_t* codes, std::int64_t n, std::uint8_t* packed);
+void unpack_u4(const std::uint8_t* packed, std::int64_t n, std::uint8_t* codes);
 
 /// The scale and zero point of one group, as stored (already rounded to their dtypes).
 struct QuantParams {
@@ -115,8 +125,8 @@ struct QuantParams {
 /// The parameters of the `n` values v[0], v[stride], ... (finite), by the rule above.
 QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t stride, DType code_dtype,
                                 const KVQuant& spec);
-/// The code of x (finite) under p.
-std::int32_t quantise(float x, const QuantParams& p, DType code_dtype, QuantRounding rounding);
+/// The code of x (finite) under p, clamped to `range`.
+std::int32_t quantise(float x, const QuantParams& p, CodeRange range, QuantRounding rounding);
 
 /// One token's row x[0, head_size) quantised in groups of `dims_per_param` dims (by_token: all of
 /// them; group_G: G): params[head_size / dims_per_param] and codes[head_size].

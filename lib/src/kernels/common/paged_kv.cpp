@@ -58,6 +58,8 @@ IntegerDequant integer_dequant(const KVQuantArgs& q, CacheTensor tensor, const P
   const Shape want = quant_param_shape(tq, kv.num_blocks, kv.num_kv_heads, kv.head_size, kv.block_size);
   IntegerDequant d;
   d.code_dtype = code_dtype;
+  d.bits = q.spec.bits;
+  code_range(code_dtype, d.bits);  // refuses bits other than 8, and 4 of u8
   d.layout = quant_param_layout(tq, kv.num_kv_heads, kv.head_size, kv.block_size);
   for (const bool zp : {false, true}) {
     const TensorView& t = zp ? q.zero_point(tensor) : q.scale(tensor);
@@ -89,15 +91,15 @@ void check_quant_param(const IntegerDequant& d, CacheTensor tensor, std::int64_t
                        std::int32_t pos) {
   const float s = d.scale[static_cast<std::size_t>(offset)];
   const float z = d.zero_point[static_cast<std::size_t>(offset)];
-  const CodeRange r = code_range(d.code_dtype);
+  const CodeRange r = code_range(d.code_dtype, d.bits);
   auto where = [&](bool zp) {
     return std::string(quant_param_name(tensor, zp)) + " element " + std::to_string(offset) + " (sequence " +
            std::to_string(seq) + ", position " + std::to_string(pos) + ")";
   };
   require(std::isfinite(s) && s > 0.0f, where(false), " = ", s, ": a scale must be finite and positive");
   require(z == std::nearbyint(z) && z >= r.lo && z <= r.hi, where(true), " = ", z,
-          ": a zero point must be an integer in ", dtype_name(d.code_dtype), "'s range [", r.lo, ", ", r.hi,
-          "]");
+          ": a zero point must be an integer in ", d.bits == 4 ? "u4" : dtype_name(d.code_dtype),
+          "'s range [", r.lo, ", ", r.hi, "]");
 }
 
 }  // namespace
