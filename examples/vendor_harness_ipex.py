@@ -52,6 +52,7 @@ except ImportError as e:
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from vendor_harness import (REPO, find_pao, first_lines, for_each_case, out_verdict_line,  # noqa: E402
+                            new_kv_from_cache, reference64,
                             run_pao_diff, run_pao_golden, write_error, write_outputs)
 
 _ipex = None
@@ -383,90 +384,6 @@ def run_ipex(case, tensors, cache_writes):
     return {"out": out}, "", []
 
 
-# ---------------------------------------------------------------------------------------------
-# Evidence: the attention in float64, plain torch, from the golden's inputs. Written apart from
-# to_ipex_cache and from pao: its own gather of the paged cache.
-# ---------------------------------------------------------------------------------------------
-def gather64(cache, layout, which, blocks, n):
-    """Tokens [0, n) of one sequence from a golden cache -> [n, num_kv_heads, head_size] float64."""
-    c = cache.to(torch.float64)[blocks]
-    if layout == "nhd":
-        pass                                   # [nb, block_size, kv_heads, head_size]
-    elif layout == "hnd":
-        c = c.permute(0, 2, 1, 3)
-    elif which == "key":                       # vllm [nb, kv_heads, hs/x, block_size, x]
-        c = c.permute(0, 3, 1, 2, 4).flatten(3)
-    else:                                      # vllm [nb, kv_heads, head_size, block_size]
-        c = c.permute(0, 3, 1, 2)
-    return c.reshape(-1, c.shape[2], c.shape[3])[:n]
-
-
-def new_kv_from_cache(case):
-    """Whether the case's prefix golden reads the new tokens' K/V back from the cache."""
-    return case.kernel == "prefix" and case.spec.get("new_kv_source", "input") == "cache"
-
-
-def reference64(case, tensors, k_scale=None, v_scale=None, window=None, soft_cap=None, alibi=None,
-                new_from_cache=None):
-    """out [tokens, heads, head_size] in float64. Keyword overrides give the alternative semantics;
-    new_from_cache (prefix) defaults to the case's new_kv_source."""
-    if new_from_cache is None:
-        new_from_cache = new_kv_from_cache(case)
-    # The metadata's scale, k_scale, v_scale are the f32 values the kernels use, printed as the
-    # shortest decimal that round-trips to that f32 ("0.088388346"): round them back to f32 before
-    # using them in float64 (read as a double, "0.088388346" is 1.5e-9 away, which large soft-capped
-    # logits amplify to 1.3e-9 of the output -- visible next to a float64 reference).
-    f32 = lambda x: float(torch.tensor(x, dtype=torch.float32))  # noqa: E731
-    kv_heads = case.int("num_kv_heads")
-    if k_scale is None:    # per-KV-head scales (a pao extension) replace k_scale / v_scale
-        ks = torch.tensor([f32(x) for x in case.spec.get("k_head_scales") or [case.float("k_scale")] * kv_heads],
-                          dtype=torch.float64)[:, None]
-    else:
-        ks = k_scale
-    if v_scale is None:
-        vs = torch.tensor([f32(x) for x in case.spec.get("v_head_scales") or [case.float("v_scale")] * kv_heads],
-                          dtype=torch.float64)[:, None]
-    else:
-        vs = v_scale
-    w = case.int("sliding_window") if window is None else window
-    cap = case.float("soft_cap") if soft_cap is None else soft_cap
-    use_alibi = case.flag("alibi") if alibi is None else alibi
-    scale = f32(case.float("scale"))
-    layout, bs = case.meta["kv_layout"], case.int("block_size")
-    q_all = tensors["query"].to(torch.float64)
-    heads = q_all.shape[1]
-    slopes = tensors["alibi_slopes"].to(torch.float64) if use_alibi else None
-    seq_lens = tensors["seq_lens"].tolist()
-    if case.kernel == "prefix":
-        starts = tensors["query_start_loc"].tolist()
-    else:
-        starts = list(range(len(seq_lens) + 1))
-    out = torch.zeros_like(q_all)
-    for s, n in enumerate(seq_lens):
-        a, b = starts[s], starts[s + 1]
-        if b == a or n == 0:
-            continue
-        blocks = tensors["block_tables"][s, : (n + bs - 1) // bs].long()
-        k = gather64(tensors["key_cache"], layout, "key", blocks, n) * ks
-        v = gather64(tensors["value_cache"], layout, "value", blocks, n) * vs
-        if case.kernel == "prefix" and not new_from_cache:   # new_kv_source "input": vLLM's Triton kernel
-            k[n - (b - a):] = tensors["key"][a:b].to(torch.float64)
-            v[n - (b - a):] = tensors["value"][a:b].to(torch.float64)
-        group = heads // k.shape[1]
-        k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
-        qpos = torch.arange(n - (b - a), n, dtype=torch.float64)[:, None]
-        kpos = torch.arange(n, dtype=torch.float64)[None, :]
-        z = scale * torch.einsum("rhd,khd->hrk", q_all[a:b], k)
-        if cap > 0:
-            z = cap * torch.tanh(z / cap)
-        if slopes is not None:
-            z = z + slopes[:, None, None] * (kpos - qpos)[None]
-        mask = kpos > qpos
-        if w > 0:
-            mask = mask | (qpos - kpos >= w)
-        z = z.masked_fill(mask[None], float("-inf"))
-        out[a:b] = torch.einsum("hrk,khd->rhd", torch.softmax(z, dim=-1), v)
-    return out
 
 
 def alternatives(case):

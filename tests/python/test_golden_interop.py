@@ -302,3 +302,39 @@ def test_flex_harness_judges_torch_flex_attention(tmp_path):
     assert "0 pass, 1 fail" in poisoned.stdout
     assert "unused-slots" in poisoned.stdout, poisoned.stdout
     assert "blocks no sequence owns" in poisoned.stdout, poisoned.stdout  # the 32-token sequence is NaN too
+
+
+OPENVINO_SUITE = {
+    "suite": "openvino-test",
+    "description": "two cases of examples/cases/openvino.json: decode (f16, GQA, ALiBi) and chunked prefill (f32)",
+    "grids": [
+        {"name": "judged", "fixed": {"kv_layout": "hnd", "block_size": 32, "num_heads": 8, "seed": 1},
+         "axes": {"case": [
+             {"kernel": "decode", "num_kv_heads": 2, "head_size": 128, "dtype": "f16", "alibi": True,
+              "seq_lens": [1, 37, 64, 300]},
+             {"kernel": "prefix", "new_kv_source": "cache", "num_kv_heads": 8, "head_size": 64, "dtype": "f32",
+              "query_lens": [40, 23, 1], "seq_lens": [40, 100, 31]}]}},
+    ],
+}
+
+
+def test_openvino_harness_judges_paged_attention_extension(tmp_path):
+    """examples/vendor_harness_openvino.py on OpenVINO 2026.4.1's PagedAttentionExtension, where it is
+    installed (pip install openvino==2026.4.1; not in the CI venv): both cases pass, the fp64 reference
+    agrees, the new tokens' slots hold the golden's values, and the f32 prefill's overwrite of the
+    unused tail of its last value blocks is reported. Without openvino: a sentence and exit 2."""
+    pytest.importorskip("torch")
+    suite = tmp_path / "openvino-test.json"
+    suite.write_text(json.dumps(OPENVINO_SUITE))
+    common = ["--pao", pao_binary(), "--suite", suite, "--goldens", tmp_path / "g", "--outputs", tmp_path / "o"]
+    if importlib.util.find_spec("openvino") is None:
+        r = run_example("vendor_harness_openvino.py", *common)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert "this harness needs openvino==2026.4.1" in r.stderr and "Traceback" not in r.stderr
+        assert not (tmp_path / "g").exists()
+        return
+    r = run_example("vendor_harness_openvino.py", *common, "--evidence")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 pass, 0 fail, 0 not run" in r.stdout
+    assert r.stdout.count("new tokens' slots hold the golden's values") == 4, r.stdout
+    assert "slots no token occupies were overwritten too" in r.stdout, r.stdout
