@@ -186,6 +186,45 @@ def out_verdict_line(case_report, out_tensor, width):
     return line
 
 
+def harness_arguments(doc, vendor, suite):
+    """The options every vendor harness takes: --goldens, --outputs (out/VENDOR-goldens, out/VENDOR-vendor),
+    --suite (examples/cases/SUITE.json), --pao, --no-generate, --cases; a harness adds its own."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--goldens", default=f"out/{vendor}-goldens", help=f"golden folder (default out/{vendor}-goldens)")
+    parser.add_argument("--outputs", default=f"out/{vendor}-vendor", help=f"the kernel's outputs (default out/{vendor}-vendor)")
+    parser.add_argument("--suite", default=str(REPO / "examples" / "cases" / f"{suite}.json"),
+                        help=f"suite for pao golden (default examples/cases/{suite}.json)")
+    parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
+    parser.add_argument("--no-generate", action="store_true", help="use GOLDENS as it is")
+    parser.add_argument("--cases", help="run and diff only the case ids matching this glob (the suite is generated whole)")
+    return parser
+
+
+def print_verdicts(report, errors, goldens, outputs, label, header_note="", lines_of=None, counts_note=""):
+    """The verdict table of pao diff's JSON report: one line per case (ERROR: the kernel's refusal from
+    `errors`; else lines_of(case report, its `out` tensor report, width), by default out_verdict_line),
+    then the counts. Returns ({case id: its `out` tensor report}, the ids of the failing cases)."""
+    out_tensor = {t["case_id"]: t for t in report["tensors"] if t["name"] == "out"}
+    width = max([len(c["case_id"]) for c in report["cases"]] + [10])
+    lines_of = lines_of or (lambda c, out, w: [out_verdict_line(c, out, w)])
+    print(f"\n{'verdict':7} {'case':{width}} max|{label}-exact| / bound{header_note}")
+    counts, failing = {"PASS": 0, "FAIL": 0, "ERROR": 0}, []
+    for c in report["cases"]:
+        cid = c["case_id"]
+        if c.get("error"):
+            counts["ERROR"] += 1
+            print(f"{'ERROR':7} {cid:{width}} {errors.get(cid, c['error'])}")
+            continue
+        counts[c["status"]] += 1
+        if c["status"] == "FAIL":
+            failing.append(cid)
+        for line in lines_of(c, out_tensor.get(cid), width):
+            print(line)
+    print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run{counts_note} "
+          f"(full report: pao diff {goldens} {outputs})")
+    return out_tensor, failing
+
+
 def run_pao_diff(pao, goldens, outputs, extra=(), capture=False):
     """`pao diff GOLDENS OUTPUTS EXTRA...`; returns the CompletedProcess (returncode = pao's status)."""
     cmd = [pao, "diff", str(goldens), str(outputs), *extra]

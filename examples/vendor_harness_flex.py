@@ -29,7 +29,6 @@ Needs torch (>= 2.6; the test venv's) and safetensors. Exit status: pao golden's
 pao diff's (0 all pass, 1 a mismatch, 2 bad input or torch missing).
 """
 
-import argparse
 import importlib
 import json
 import pathlib
@@ -42,7 +41,7 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (REPO, find_pao, first_lines, for_each_case, out_verdict_line,  # noqa: E402
+from vendor_harness import (find_pao, first_lines, for_each_case, harness_arguments, print_verdicts,  # noqa: E402
                             run_pao_diff, run_pao_golden, write_error, write_outputs)
 
 
@@ -160,17 +159,10 @@ def poison_evidence(case, tensors):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--goldens", default="out/flex-goldens", help="golden folder (default out/flex-goldens)")
-    parser.add_argument("--outputs", default="out/flex-vendor", help="Flex's outputs (default out/flex-vendor)")
-    parser.add_argument("--suite", default=str(REPO / "examples" / "cases" / "flex.json"),
-                        help="suite for pao golden (default examples/cases/flex.json)")
-    parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
-    parser.add_argument("--no-generate", action="store_true", help="use GOLDENS as it is")
+    parser = harness_arguments(__doc__, "flex", "flex")
     parser.add_argument("--evidence", action="store_true",
                         help="for each FAIL of a poisoned golden: Flex rerun with the NaN only in blocks no "
                              "sequence uses, then only past seq_len in the sequences' blocks")
-    parser.add_argument("--cases", help="run and diff only the case ids matching this glob (the suite is generated whole)")
     args = parser.parse_args(argv)
     if torch is None:   # bad input (exit 2), not a mismatch (1): said before any golden is written
         print(f"vendor_harness_flex: error: {TORCH_MISSING}: this harness needs torch >= 2.6 and safetensors",
@@ -205,19 +197,7 @@ def main(argv=None):
     if status == 2:
         return status
     rep = json.loads(report.read_text())
-    out_tensor = {t["case_id"]: t for t in rep["tensors"] if t["name"] == "out"}
-    print(f"\n{'verdict':7} {'case':70} max|flex-exact| / bound")
-    counts = {"PASS": 0, "FAIL": 0, "ERROR": 0}
-    for c in rep["cases"]:
-        cid = c["case_id"]
-        if c.get("error"):
-            counts["ERROR"] += 1
-            print(f"{'ERROR':7} {cid:70} {errors.get(cid, c['error'])}")
-            continue
-        counts[c["status"]] += 1
-        print(out_verdict_line(c, out_tensor[cid], 70))
-    print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run "
-          f"(full report: pao diff {goldens} {outputs})")
+    print_verdicts(rep, errors, goldens, outputs, "flex")
     if args.evidence:
         for case, tensors in for_each_case(goldens, args.cases):
             failed = any(c["case_id"] == case.id and c["status"] == "FAIL" for c in rep["cases"])

@@ -32,7 +32,6 @@ repository). Exit status: pao golden's when it fails, else pao diff's (0 all pas
 2 bad input); 1 also when --evidence finds reference64 or torch_write disagreeing with pao.
 """
 
-import argparse
 import fnmatch
 import importlib.util
 import io
@@ -51,9 +50,9 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (REPO, find_pao, first_lines, for_each_case, out_verdict_line,  # noqa: E402
-                            new_kv_from_cache, reference64,
-                            run_pao_diff, run_pao_golden, write_error, write_outputs)
+from vendor_harness import (find_pao, first_lines, for_each_case, harness_arguments, out_verdict_line,  # noqa: E402
+                            new_kv_from_cache, print_verdicts, reference64, run_pao_diff, run_pao_golden,
+                            write_error, write_outputs)
 
 _ipex = None
 
@@ -555,14 +554,7 @@ def cache_line(c, tensors_of):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--goldens", default="out/ipex-goldens", help="golden folder (default out/ipex-goldens)")
-    parser.add_argument("--outputs", default="out/ipex-vendor", help="IPEX's outputs (default out/ipex-vendor)")
-    parser.add_argument("--suite", default=str(REPO / "examples" / "cases" / "ipex.json"),
-                        help="suite for pao golden (default examples/cases/ipex.json)")
-    parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
-    parser.add_argument("--no-generate", action="store_true", help="use GOLDENS as it is")
-    parser.add_argument("--cases", help="only the case ids matching this glob")
+    parser = harness_arguments(__doc__, "ipex", "ipex")
     parser.add_argument("--cache-writes", choices=("golden", "ipex"), default="golden",
                         help="prefix attention reads the golden's cache (default) or the one IPEX's "
                              "reshape_and_cache wrote the new tokens into (the write itself is judged by "
@@ -615,36 +607,25 @@ def main(argv=None):
     if status == 2:
         return status
     rep = json.loads(report.read_text())
-    out_tensor = {t["case_id"]: t for t in rep["tensors"] if t["name"] == "out"}
     cache_tensors = {}
     for t in rep["tensors"]:
         if t["name"] in ("key_cache", "value_cache"):
             cache_tensors.setdefault(t["case_id"], []).append(t)
-    print(f"\n{'verdict':7} {'case':82} max|ipex-exact| / bound, where "
-          "(reshape_and_cache: elements that differ bit for bit)")
-    counts = {"PASS": 0, "FAIL": 0, "ERROR": 0}
-    failing = []
-    for c in rep["cases"]:
+
+    def lines_of(c, out, width):
         cid = c["case_id"]
-        if c.get("error"):
-            counts["ERROR"] += 1
-            print(f"{'ERROR':7} {cid:82} {errors.get(cid, c['error'])}")
-            continue
-        counts[c["status"]] += 1
-        if c["status"] == "FAIL":
-            failing.append(cid)
         if cid in cache_tensors:    # reshape_and_cache: pao diff's pattern and first location per pool
-            print(f"{c['status']:7} {cid:82} {cache_line(c, cache_tensors)}")
-            for t in cache_tensors[cid]:
-                if t["status"] == "FAIL":
-                    print(f"{'':8}{t['name']}: {t['pattern']} -- {t['pattern_detail']}")
+            lines = [f"{c['status']:7} {cid:{width}} {cache_line(c, cache_tensors)}"]
+            lines += [f"{'':8}{t['name']}: {t['pattern']} -- {t['pattern_detail']}"
+                      for t in cache_tensors[cid] if t["status"] == "FAIL"]
         else:
-            print(out_verdict_line(c, out_tensor[cid], 82))
-        if cid in notes:
-            print(f"{'':8}{notes[cid]}")
-    print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run (IPEX raised, or not in its API) "
-          f"(pao diff's tensors: {rep['passed']} passed, {rep['failed']} failed -- a reshape_and_cache case "
-          f"has two, a case without outputs counts one; full report: pao diff {goldens} {outputs})")
+            lines = [out_verdict_line(c, out, width)]
+        return lines + ([f"{'':8}{notes[cid]}"] if cid in notes else [])
+
+    out_tensor, failing = print_verdicts(
+        rep, errors, goldens, outputs, "ipex", " (reshape_and_cache: elements that differ bit for bit)", lines_of,
+        f" (IPEX raised, or not in its API; pao diff's tensors: {rep['passed']} passed, {rep['failed']} failed -- a "
+        "reshape_and_cache case has two, a case without outputs counts one)")
     # The goldens' vllm_compatible / vllm_incompatible (pao diff prints them as notes "not what vLLM
     # computes: ...", on the cases that ran), counted by reason.
     reasons, noted = {}, {c["case_id"] for c in rep["cases"]

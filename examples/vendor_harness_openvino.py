@@ -29,7 +29,6 @@ Exit status: pao golden's when it fails, else pao diff's (0 all pass, 1 a mismat
 openvino missing); 1 also when --evidence disagrees with pao.
 """
 
-import argparse
 import json
 import pathlib
 import sys
@@ -45,7 +44,7 @@ except ImportError as e:
     MISSING = e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (REPO, find_pao, first_lines, for_each_case, out_verdict_line,  # noqa: E402
+from vendor_harness import (find_pao, first_lines, for_each_case, harness_arguments, print_verdicts,  # noqa: E402
                             reference64, run_pao_diff, run_pao_golden, write_error, write_outputs)
 
 OPENVINO_VERSION = "2026.4.1"   # the op's inputs change between releases (13 in 2024.x, 28 in 2026.4)
@@ -209,17 +208,10 @@ def evidence(case, tensors, out, caches, bound):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--goldens", default="out/openvino-goldens", help="golden folder (default out/openvino-goldens)")
-    parser.add_argument("--outputs", default="out/openvino-vendor", help="OpenVINO's outputs (default out/openvino-vendor)")
-    parser.add_argument("--suite", default=str(REPO / "examples" / "cases" / "openvino.json"),
-                        help="suite for pao golden (default examples/cases/openvino.json)")
-    parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
-    parser.add_argument("--no-generate", action="store_true", help="use GOLDENS as it is")
+    parser = harness_arguments(__doc__, "openvino", "openvino")
     parser.add_argument("--evidence", action="store_true",
                         help="every output against an fp64 reference written apart from pao; the written caches "
                              "against the golden's")
-    parser.add_argument("--cases", help="run and diff only the case ids matching this glob")
     args = parser.parse_args(argv)
     if MISSING is not None:   # bad input (exit 2), not a mismatch (1): said before any golden is written
         print(f"vendor_harness_openvino: error: {MISSING}: this harness needs openvino=={OPENVINO_VERSION}, "
@@ -253,20 +245,7 @@ def main(argv=None):
     if status == 2:
         return status
     rep = json.loads(report.read_text())
-    out_tensor = {t["case_id"]: t for t in rep["tensors"] if t["name"] == "out"}
-    width = max([len(c["case_id"]) for c in rep["cases"]] + [10])
-    print(f"\n{'verdict':7} {'case':{width}} max|openvino-exact| / bound")
-    counts = {"PASS": 0, "FAIL": 0, "ERROR": 0}
-    for c in rep["cases"]:
-        cid = c["case_id"]
-        if c.get("error"):
-            counts["ERROR"] += 1
-            print(f"{'ERROR':7} {cid:{width}} {errors.get(cid, c['error'])}")
-            continue
-        counts[c["status"]] += 1
-        print(out_verdict_line(c, out_tensor[cid], width))
-    print(f"\n{counts['PASS']} pass, {counts['FAIL']} fail, {counts['ERROR']} not run "
-          f"(full report: pao diff {goldens} {outputs})")
+    out_tensor, _ = print_verdicts(rep, errors, goldens, outputs, "openvino")
     if args.evidence:
         disagree = False
         for case, tensors in for_each_case(goldens, args.cases):
