@@ -84,9 +84,9 @@ TEST_CASE(
       CHECK(p.zero_point >= r.lo);
       CHECK(p.zero_point <= r.hi);
       // 0 is exact: its code is the zero point.
-      CHECK(quantise(0.0f, p, code_range(code), spec.rounding) == static_cast<std::int32_t>(p.zero_point));
+      CHECK(quantise(0.0f, p, code_range(code), spec) == static_cast<std::int32_t>(p.zero_point));
       for (const float x : g) {
-        const std::int32_t q = quantise(x, p, code_range(code), spec.rounding);
+        const std::int32_t q = quantise(x, p, code_range(code), spec);
         CHECK(q >= r.lo);
         CHECK(q <= r.hi);
         CHECK(std::fabs(dequantise_exact(q, p.scale, p.zero_point) - x) <=
@@ -103,16 +103,18 @@ TEST_CASE(
 
 TEST_CASE("rounding rules on exact ties: half-even and half-away-from-zero differ, both clamp") {
   const QuantParams unit{1.0f, 0.0f};
-  CHECK(quantise(2.5f, unit, code_range(DType::u8), QuantRounding::half_even) == 2);
-  CHECK(quantise(2.5f, unit, code_range(DType::u8), QuantRounding::half_away) == 3);
-  CHECK(quantise(3.5f, unit, code_range(DType::u8), QuantRounding::half_even) == 4);
-  CHECK(quantise(3.5f, unit, code_range(DType::u8), QuantRounding::half_away) == 4);
-  CHECK(quantise(-2.5f, unit, code_range(DType::i8), QuantRounding::half_even) == -2);
-  CHECK(quantise(-2.5f, unit, code_range(DType::i8), QuantRounding::half_away) == -3);
-  CHECK(quantise(300.0f, unit, code_range(DType::u8), QuantRounding::half_even) == 255);
-  CHECK(quantise(-1.0f, unit, code_range(DType::u8), QuantRounding::half_even) == 0);
-  CHECK(quantise(-200.0f, unit, code_range(DType::i8), QuantRounding::half_away) == -128);
-  CHECK(quantise(127.5f, unit, code_range(DType::i8), QuantRounding::half_away) == 127);
+  KVQuant half_even, half_away;
+  half_away.rounding = QuantRounding::half_away;
+  CHECK(quantise(2.5f, unit, code_range(DType::u8), half_even) == 2);
+  CHECK(quantise(2.5f, unit, code_range(DType::u8), half_away) == 3);
+  CHECK(quantise(3.5f, unit, code_range(DType::u8), half_even) == 4);
+  CHECK(quantise(3.5f, unit, code_range(DType::u8), half_away) == 4);
+  CHECK(quantise(-2.5f, unit, code_range(DType::i8), half_even) == -2);
+  CHECK(quantise(-2.5f, unit, code_range(DType::i8), half_away) == -3);
+  CHECK(quantise(300.0f, unit, code_range(DType::u8), half_even) == 255);
+  CHECK(quantise(-1.0f, unit, code_range(DType::u8), half_even) == 0);
+  CHECK(quantise(-200.0f, unit, code_range(DType::i8), half_away) == -128);
+  CHECK(quantise(127.5f, unit, code_range(DType::i8), half_away) == 127);
 }
 
 namespace {
@@ -259,4 +261,56 @@ TEST_CASE("u4 cases: kv_cache_dtype u4 is a u8 cache of 4-bit codes, not in vLLM
             "u4.json");
       },
       "field 'kv_layout' = \"vllm\": a u4 cache packs pairs of dims");
+}
+
+TEST_CASE("rule openvino: OpenVINO 2026.4.1's u8 value rows as its cache bytes hold them") {
+  // Rows written by OpenVINO's PagedAttentionExtension (CPU, head size 16, KV_CACHE_PRECISION u8) and
+  // read back from its cache bytes: [f32 scale, f32 zero point, 16 codes] per token.
+  KVQuant ov;
+  ov.rule = QuantRule::openvino;
+  struct Row {
+    std::vector<float> x;
+    float scale, zero_point;
+    std::vector<int> codes;
+  };
+  std::vector<float> ties = {0, 255};
+  for (int i = 2; i < 16; ++i) ties.push_back(static_cast<float>(i) + 0.5f);
+  std::vector<float> shifted = ties;
+  for (auto& v : shifted) v -= 0.25f;  // -0.25, 254.75, 2.25, ...
+  std::vector<float> ramp;
+  for (int i = 0; i < 16; ++i) ramp.push_back(1.0f + static_cast<float>(i) / 15.0f);
+  const std::vector<int> tie_codes = {0, 255, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14, 16};
+  std::vector<int> ramp_codes;
+  for (int i = 0; i < 16; ++i) ramp_codes.push_back(17 * i);
+  const std::vector<Row> rows = {
+      {ties, 1.0f, -0.0f, tie_codes},     // ties to even: 2.5 -> 2, 3.5 -> 4
+      {shifted, 1.0f, 0.25f, tie_codes},  // a fractional zero point: 0 is not in the range
+      {std::vector<float>(16, 3.0f), 1e-4f, -30000.0f, std::vector<int>(16, 0)},  // constant: scale 1e-4
+      {ramp, 0.003921569f, -254.99998f, ramp_codes},
+  };
+  for (const Row& r : rows) {
+    const QuantParams p = choose_quant_params(r.x.data(), 16, 1, DType::u8, ov);
+    CHECK(p.scale == r.scale);
+    CHECK(p.zero_point == r.zero_point);
+    CHECK(std::signbit(p.zero_point) == std::signbit(r.zero_point));
+    for (int d = 0; d < 16; ++d) {
+      INFO("dim ", d, " x ", r.x[static_cast<std::size_t>(d)]);
+      CHECK(quantise(r.x[static_cast<std::size_t>(d)], p, code_range(DType::u8), ov) ==
+            r.codes[static_cast<std::size_t>(d)]);
+    }
+  }
+  // Its conditions: u8 / u4, head sizes of whole vectors, f32 parameters, half-even.
+  CHECK_FALSE(quant_rule_conditions(ov, DType::u8, 64).has_value());
+  CHECK(quant_rule_conditions(ov, DType::u8, 40).has_value());
+  CHECK(quant_rule_conditions(ov, DType::i8, 64).has_value());
+  KVQuant f16 = ov;
+  f16.scale_dtype = DType::f16;
+  CHECK(quant_rule_conditions(f16, DType::u8, 64).has_value());
+  test::expect_error_from(
+      [] {
+        cases::parse_case(
+            R"({"num_heads": 2, "head_size": 120, "dtype": "f16", "seq_lens": [3], "kv_cache_dtype": "u8", "kv_layout": "hnd", "kv_quant": {"rule": "openvino"}})",
+            "t.json");
+      },
+      "head_size 120 is not a multiple of 16");
 }

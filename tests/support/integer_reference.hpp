@@ -44,6 +44,12 @@ void add_integer_cache_cases(Add&& add) {
     s.kv_quant.scale_dtype = DType::f16;
     s.distribution = cases::ValueDistribution::large_logits;
   });
+  add([](cases::Case& s) {  // OpenVINO's quantiser: fractional zero points, 0 not forced into the range
+    s.kv_cache_dtype = DType::u8;
+    s.kv_quant.rule = QuantRule::openvino;
+    s.kv_layout = KVLayout::hnd;
+    s.block_size = 32;
+  });
   add([](cases::Case& s) {  // u4: codes 0..15, HND as OpenVINO's cache
     s.kv_cache_dtype = DType::u8;
     s.kv_quant.bits = 4;

@@ -75,6 +75,7 @@ std::string quant_name(const KVQuant& q) {
     s += dtype_name(q.zero_point_dtype);
   }
   if (q.rounding != QuantRounding::half_even) s += "away";
+  if (q.rule == QuantRule::openvino) s += "ov";
   return s;
 }
 

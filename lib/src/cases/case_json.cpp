@@ -289,11 +289,12 @@ void check_id(const Fields& f, const std::string& id) {
 KVQuant read_kv_quant(const Fields& f, std::int32_t head_size) {
   const json& j = f.at("kv_quant");
   if (!j.is_object()) f.bad("kv_quant", "must be an object, got " + j.dump());
-  static constexpr std::string_view kKeys[] = {"key", "value", "scale_dtype", "zero_point_dtype", "rounding"};
+  static constexpr std::string_view kKeys[] = {"key",      "value", "scale_dtype", "zero_point_dtype",
+                                               "rounding", "rule"};
   for (const auto& [key, value] : j.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
-      f.bad("kv_quant",
-            "unknown key \"" + key + "\" (expected key, value, scale_dtype, zero_point_dtype, rounding)");
+      f.bad("kv_quant", "unknown key \"" + key +
+                            "\" (expected key, value, scale_dtype, zero_point_dtype, rounding, rule)");
     if (!value.is_string()) f.bad("kv_quant", "\"" + key + "\" must be a string, got " + value.dump());
   }
   auto text = [&](const char* key, const char* fallback) {
@@ -327,6 +328,11 @@ KVQuant read_kv_quant(const Fields& f, std::int32_t head_size) {
   const auto rounding = parse_rounding(r);
   if (!rounding) f.bad("kv_quant", "\"rounding\" = \"" + r + "\": expected \"half_even\" or \"half_away\"");
   q.rounding = *rounding;
+  const std::string rule = text("rule", "minmax_zero");
+  const auto parsed_rule = parse_rule(rule);
+  if (!parsed_rule)
+    f.bad("kv_quant", "\"rule\" = \"" + rule + "\": expected \"minmax_zero\" or \"openvino\"");
+  q.rule = *parsed_rule;
   return q;
 }
 
@@ -337,6 +343,7 @@ json kv_quant_json(const KVQuant& q) {
   j["scale_dtype"] = std::string(dtype_name(q.scale_dtype));
   j["zero_point_dtype"] = std::string(dtype_name(q.zero_point_dtype));
   j["rounding"] = rounding_name(q.rounding);
+  j["rule"] = rule_name(q.rule);
   return j;
 }
 
@@ -451,6 +458,9 @@ Case parse_case_object(const json& j, std::string_view source) {
     if (c.head_size % 2 != 0)
       f.bad("head_size", "= " + std::to_string(c.head_size) + ": a u4 cache packs pairs of dims");
   }
+  if (c.integer_cache())
+    if (const auto rule = quant_rule_conditions(c.kv_quant, c.cache_storage_dtype(), c.head_size))
+      f.bad("kv_quant", *rule);
   if (c.integer_cache() && !f.has("kv_quant")) {
     for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
       if (const auto rule = tensor_quant_rule(c.kv_quant.of(t), c.head_size)) f.bad("kv_quant", *rule);

@@ -1,6 +1,8 @@
 // Integer caches of generated cases (cases/integer_cache.hpp).
 #include "cases/integer_cache.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -49,9 +51,13 @@ void write_integer_block(const cases::Case& c, CacheTensor which, Tensor& cache,
     if (!c.poison_unused)
       for (std::int32_t t = n; t < c.block_size; ++t)
         for (std::int32_t d = 0; d < hs; ++d)
-          encode_element(code_dtype, p[static_cast<std::size_t>(d)].zero_point,
-                         cache.bytes() + layout.offset(block, head, t, d) *
-                                             static_cast<std::int64_t>(dtype_size(code_dtype)));
+          encode_element(
+              code_dtype,
+              std::clamp(static_cast<double>(std::nearbyint(p[static_cast<std::size_t>(d)].zero_point)),
+                         code_range(code_dtype, c.kv_quant.bits).lo,
+                         code_range(code_dtype, c.kv_quant.bits).hi),
+              cache.bytes() +
+                  layout.offset(block, head, t, d) * static_cast<std::int64_t>(dtype_size(code_dtype)));
   } else {
     std::vector<QuantParams> p(static_cast<std::size_t>(hs / pl.dims_per_param));
     for (std::int32_t t = 0; t < n; ++t) {

@@ -13,7 +13,8 @@ namespace pao::detail {
 
 /// The poison of an integer cache's slots no token occupies: the codes are qmax (a finite value:
 /// an integer holds no NaN), the scales of their own (by_token, group) NaN; with poison_unused
-/// false, codes 0 with scale 1 and zero point 0 (the value 0).
+/// false, codes 0 with scale 1 and zero point 0 (the value 0), in a by_channel block the code
+/// nearest its zero point (the value 0 where that is an integer of the range: rule minmax_zero).
 double integer_cache_poison_code(const cases::Case& c);
 
 /// The four param tensors of a pool of `num_blocks` blocks, every scale poisoned (NaN) unless the

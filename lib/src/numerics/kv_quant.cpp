@@ -47,6 +47,29 @@ std::optional<QuantRounding> parse_rounding(std::string_view text) {
   return std::nullopt;
 }
 
+const char* rule_name(QuantRule r) { return r == QuantRule::minmax_zero ? "minmax_zero" : "openvino"; }
+
+std::optional<QuantRule> parse_rule(std::string_view text) {
+  if (text == "minmax_zero") return QuantRule::minmax_zero;
+  if (text == "openvino") return QuantRule::openvino;
+  return std::nullopt;
+}
+
+std::optional<std::string> quant_rule_conditions(const KVQuant& spec, DType code_dtype,
+                                                 std::int32_t head_size) {
+  if (spec.rule != QuantRule::openvino) return std::nullopt;
+  if (code_dtype != DType::u8) return "rule openvino: OpenVINO's integer caches are u8 and u4 (not i8)";
+  if (head_size % 16 != 0)
+    return "rule openvino: head_size " + std::to_string(head_size) +
+           " is not a multiple of 16 (only OpenVINO's vector loops are modelled; its scalar tail quantises "
+           "otherwise)";
+  if (spec.scale_dtype != DType::f32 || spec.zero_point_dtype != DType::f32)
+    return "rule openvino: OpenVINO stores f32 scales and zero points";
+  if (spec.rounding != QuantRounding::half_even)
+    return "rule openvino: OpenVINO's vector loop rounds half to even";
+  return std::nullopt;
+}
+
 std::optional<std::string> tensor_quant_rule(const TensorQuant& q, std::int32_t head_size) {
   if (q.granularity != QuantGranularity::group) return std::nullopt;
   if (q.group_size > 0 && head_size % q.group_size == 0) return std::nullopt;
@@ -146,9 +169,32 @@ float round_by(float x, QuantRounding rule) {
 
 }  // namespace
 
+namespace {
+
+/// OpenVINO 2026.4.1's parameters of a group (its vector loops; kv_quant.hpp).
+QuantParams openvino_params(const float* v, std::int64_t n, std::int64_t stride, float levels,
+                            bool by_channel) {
+  float lo = v[0], hi = v[0];
+  for (std::int64_t i = 1; i < n; ++i) {
+    lo = std::min(lo, v[i * stride]);
+    hi = std::max(hi, v[i * stride]);
+  }
+  const float range = hi - lo;
+  QuantParams p;
+  p.scale = by_channel ? range * (1.0f / levels) : range / levels;
+  if (p.scale == 0.0f) p.scale = 1e-4f;
+  p.zero_point = -lo / p.scale;
+  return p;
+}
+
+}  // namespace
+
 QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t stride, DType code_dtype,
-                                const KVQuant& spec) {
+                                const KVQuant& spec, QuantGranularity granularity) {
   const CodeRange r = code_range(code_dtype, spec.bits);
+  if (spec.rule == QuantRule::openvino)
+    return openvino_params(v, n, stride, static_cast<float>(r.hi),
+                           granularity == QuantGranularity::by_channel);
   float lo = 0.0f, hi = 0.0f;
   for (std::int64_t i = 0; i < n; ++i) {
     lo = std::min(lo, v[i * stride]);
@@ -166,8 +212,9 @@ QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t str
   return p;
 }
 
-std::int32_t quantise(float x, const QuantParams& p, CodeRange r, QuantRounding rounding) {
-  const float t = round_by(x / p.scale + p.zero_point, rounding);
+std::int32_t quantise(float x, const QuantParams& p, CodeRange r, const KVQuant& spec) {
+  const float t = spec.rule == QuantRule::openvino ? std::nearbyint(std::fma(x, 1.0f / p.scale, p.zero_point))
+                                                   : round_by(x / p.scale + p.zero_point, spec.rounding);
   return static_cast<std::int32_t>(std::clamp(static_cast<double>(t), r.lo, r.hi));
 }
 
@@ -176,17 +223,17 @@ void quantise_row(const float* x, std::int32_t head_size, std::int32_t dims_per_
   for (std::int32_t d0 = 0, g = 0; d0 < head_size; d0 += dims_per_param, ++g) {
     params[g] = choose_quant_params(x + d0, dims_per_param, 1, code_dtype, spec);
     for (std::int32_t d = d0; d < d0 + dims_per_param; ++d)
-      codes[d] = quantise(x[d], params[g], code_range(code_dtype, spec.bits), spec.rounding);
+      codes[d] = quantise(x[d], params[g], code_range(code_dtype, spec.bits), spec);
   }
 }
 
 void quantise_block_by_channel(const float* rows, std::int32_t n, std::int32_t head_size, DType code_dtype,
                                const KVQuant& spec, QuantParams* params, std::int32_t* codes) {
   for (std::int32_t d = 0; d < head_size; ++d) {
-    params[d] = choose_quant_params(rows + d, n, head_size, code_dtype, spec);
+    params[d] = choose_quant_params(rows + d, n, head_size, code_dtype, spec, QuantGranularity::by_channel);
     for (std::int32_t t = 0; t < n; ++t)
       codes[t * head_size + d] =
-          quantise(rows[t * head_size + d], params[d], code_range(code_dtype, spec.bits), spec.rounding);
+          quantise(rows[t * head_size + d], params[d], code_range(code_dtype, spec.bits), spec);
   }
 }
 

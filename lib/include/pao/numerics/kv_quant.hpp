@@ -50,6 +50,17 @@ struct TensorQuant {
 
 enum class QuantRounding : std::uint8_t { half_even, half_away };
 
+/// How a group's scale, zero point and codes are computed (the table at the top of this file):
+///   minmax_zero  pao's rule (torch's MinMaxObserver): 0 in the range, integer zero points, codes by
+///                x / scale + zero_point rounded as `rounding` says;
+///   openvino     OpenVINO 2026.4.1's CPU quantiser, measured bit for bit on its u8 / u4 caches
+///                (docs/golden.md, "Integer KV caches"): lo and hi the group's own min and max;
+///                scale = f32(f32(hi - lo) / qmax) (by_channel: f32(hi - lo) * f32(1 / qmax)), 1e-4
+///                when 0; a fractional zero point f32(-lo / scale); code =
+///                clamp(rint(fma(x, f32(1 / scale), zero_point))). Its vector loops only: head_size
+///                a multiple of 16, f32 parameters, u8 or u4, half-even.
+enum class QuantRule : std::uint8_t { minmax_zero, openvino };
+
 /// A case's kv_quant: both tensors' granularities, the parameters' dtypes, the writers' rounding.
 /// The defaults are OpenVINO's u8 cache: key by channel, value by token, f32 scale and zero point.
 struct KVQuant {
@@ -62,6 +73,7 @@ struct KVQuant {
   /// in pao's tensors; 0.5 bytes per element when packed two to a byte, element 2i in the low
   /// nibble of byte i: pack_u4 / unpack_u4).
   std::int32_t bits = 8;
+  QuantRule rule = QuantRule::minmax_zero;
 
   const TensorQuant& of(CacheTensor tensor) const { return tensor == CacheTensor::key ? key : value; }
   friend bool operator==(const KVQuant&, const KVQuant&) = default;
@@ -74,6 +86,13 @@ std::optional<TensorQuant> parse_tensor_quant(std::string_view text);
 /// "half_even" or "half_away".
 const char* rounding_name(QuantRounding r);
 std::optional<QuantRounding> parse_rounding(std::string_view text);
+/// "minmax_zero" or "openvino".
+const char* rule_name(QuantRule r);
+std::optional<QuantRule> parse_rule(std::string_view text);
+/// Why `spec` cannot quantise a cache of `code_dtype` and `head_size` under its rule (openvino's
+/// conditions), or nullopt.
+std::optional<std::string> quant_rule_conditions(const KVQuant& spec, DType code_dtype,
+                                                 std::int32_t head_size);
 
 /// Why `q` cannot quantise a cache of `head_size` (a group that does not divide it), or nullopt.
 std::optional<std::string> tensor_quant_rule(const TensorQuant& q, std::int32_t head_size);
@@ -122,11 +141,13 @@ struct QuantParams {
   float zero_point = 0.0f;
 };
 
-/// The parameters of the `n` values v[0], v[stride], ... (finite), by the rule above.
+/// The parameters of the `n` values v[0], v[stride], ... (finite) of a group of `granularity`, by
+/// spec's rule.
 QuantParams choose_quant_params(const float* v, std::int64_t n, std::int64_t stride, DType code_dtype,
-                                const KVQuant& spec);
-/// The code of x (finite) under p, clamped to `range`.
-std::int32_t quantise(float x, const QuantParams& p, CodeRange range, QuantRounding rounding);
+                                const KVQuant& spec,
+                                QuantGranularity granularity = QuantGranularity::by_token);
+/// The code of x (finite) under p by spec's rule and rounding, clamped to `range`.
+std::int32_t quantise(float x, const QuantParams& p, CodeRange range, const KVQuant& spec);
 
 /// One token's row x[0, head_size) quantised in groups of `dims_per_param` dims (by_token: all of
 /// them; group_G: G): params[head_size / dims_per_param] and codes[head_size].

@@ -59,6 +59,7 @@ IntegerDequant integer_dequant(const KVQuantArgs& q, CacheTensor tensor, const P
   IntegerDequant d;
   d.code_dtype = code_dtype;
   d.bits = q.spec.bits;
+  d.rule = q.spec.rule;
   code_range(code_dtype, d.bits);  // refuses bits other than 8, and 4 of u8
   d.layout = quant_param_layout(tq, kv.num_kv_heads, kv.head_size, kv.block_size);
   for (const bool zp : {false, true}) {
@@ -97,6 +98,10 @@ void check_quant_param(const IntegerDequant& d, CacheTensor tensor, std::int64_t
            std::to_string(seq) + ", position " + std::to_string(pos) + ")";
   };
   require(std::isfinite(s) && s > 0.0f, where(false), " = ", s, ": a scale must be finite and positive");
+  if (d.rule == QuantRule::openvino) {  // -min / scale: any finite value
+    require(std::isfinite(z), where(true), " = ", z, ": a zero point must be finite");
+    return;
+  }
   require(z == std::nearbyint(z) && z >= r.lo && z <= r.hi, where(true), " = ", z,
           ": a zero point must be an integer in ", d.bits == 4 ? "u4" : dtype_name(d.code_dtype),
           "'s range [", r.lo, ", ", r.hi, "]");

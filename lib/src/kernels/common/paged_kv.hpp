@@ -20,7 +20,8 @@ struct IntegerDequant {
   QuantParamLayout layout;
   std::vector<float> scale, zero_point;
   DType code_dtype = DType::u8;
-  std::int32_t bits = 8;  // 4: u4 codes (0..15), one per byte
+  std::int32_t bits = 8;                    // 4: u4 codes (0..15), one per byte
+  QuantRule rule = QuantRule::minmax_zero;  // openvino: fractional zero points
 };
 
 struct PagedKV {
