@@ -251,6 +251,23 @@ def gather64(cache, layout, which, blocks, n):
     return c.reshape(-1, c.shape[2], c.shape[3])[:n]
 
 
+def integer64(tensors, layout, which, blocks, n, block_size):
+    """Tokens [0, n) of an integer cache dequantised in float64: its scale and zero-point tensors
+    [num_blocks, kv_heads, rows, cols] read by their shapes alone (rows 1: one per channel of the block;
+    cols: groups of head_size / cols dims)."""
+    import torch
+    codes = gather64(tensors[f"{which}_cache"], layout, which, blocks, n)   # [n, kv_heads, D]
+    params = []
+    for name in (f"{which}_cache_scale", f"{which}_cache_zero_point"):
+        p = tensors[name].to(torch.float64)[blocks]                         # [blocks, kv_heads, rows, cols]
+        if p.shape[2] == 1:
+            p = p.expand(-1, -1, block_size, -1)
+        p = p.permute(0, 2, 1, 3).reshape(-1, p.shape[1], p.shape[3])[:n]  # [n, kv_heads, cols]
+        params.append(p.repeat_interleave(codes.shape[2] // p.shape[2], dim=2))
+    scale, zero_point = params
+    return (codes - zero_point) * scale
+
+
 def new_kv_from_cache(case):
     """Whether the case's prefix golden reads the new tokens' K/V back from the cache."""
     return case.kernel == "prefix" and case.spec.get("new_kv_source", "input") == "cache"
@@ -298,8 +315,12 @@ def reference64(case, tensors, k_scale=None, v_scale=None, window=None, soft_cap
         if b == a or n == 0:
             continue
         blocks = tensors["block_tables"][s, : (n + bs - 1) // bs].long()
-        k = gather64(tensors["key_cache"], layout, "key", blocks, n) * ks
-        v = gather64(tensors["value_cache"], layout, "value", blocks, n) * vs
+        if "key_cache_scale" in tensors:   # an integer cache: (code - zero point) * scale per group
+            k = integer64(tensors, layout, "key", blocks, n, bs)
+            v = integer64(tensors, layout, "value", blocks, n, bs)
+        else:
+            k = gather64(tensors["key_cache"], layout, "key", blocks, n) * ks
+            v = gather64(tensors["value_cache"], layout, "value", blocks, n) * vs
         if case.kernel == "prefix" and not new_from_cache:   # new_kv_source "input": vLLM's Triton kernel
             k[n - (b - a):] = tensors["key"][a:b].to(torch.float64)
             v[n - (b - a):] = tensors["value"][a:b].to(torch.float64)

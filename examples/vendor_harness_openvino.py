@@ -6,7 +6,8 @@
 
 1. `pao golden --suite examples/cases/openvino.json --out GOLDENS` (skipped with --no-generate);
 2. for every golden, OpenVINO's op as a one-op model, compiled for the CPU with
-   KV_CACHE_PRECISION f32 or f16 (the golden's cache dtype) and INFERENCE_PRECISION_HINT f32:
+   KV_CACHE_PRECISION f32, f16, u8 or u4 (the golden's cache dtype; u8 / u4 with KEY_CACHE_QUANT_MODE
+   BY_CHANNEL or BY_TOKEN as the golden's key) and INFERENCE_PRECISION_HINT f32 (--inference-precision):
    - its 28 inputs: q, k, v as [tokens, heads * head_size] f32 (the golden's values, exact in f32);
      key_cache / value_cache, pao's hnd caches as they are ([blocks, kv_heads, 32, head_size] is
      OpenVINO's own CPU layout); past_lens (the context: seq_len - query_len), subsequence_begins
@@ -56,14 +57,76 @@ class NotInOpenVinoApi(Exception):
 
 
 def cache_precision(case):
-    cache = case.meta["cache_storage_dtype"]
+    """KV_CACHE_PRECISION and KEY_CACHE_QUANT_MODE for the golden's cache, or NotInOpenVinoApi."""
+    cache = case.meta["kv_cache_dtype"]
     if case.meta["kv_layout"] != "hnd" or case.int("block_size") != BLOCK_SIZE:
         raise NotInOpenVinoApi(f"the CPU plugin's cache is hnd with blocks of {BLOCK_SIZE} "
                                f"(this golden: {case.meta['kv_layout']}, blocks of {case.int('block_size')})")
-    if cache != case.meta["dtype"] or cache not in ("f32", "f16"):
-        raise NotInOpenVinoApi(f"a {case.meta['kv_cache_dtype']} cache over {case.meta['dtype']}: the harness runs "
-                               "f32 / f16 caches (OpenVINO's u8 / u4 quantiser is not a pao kv_quant rule yet)")
-    return cache
+    if cache in ("u8", "u4"):
+        q = case.spec["kv_quant"]
+        if q["rule"] != "openvino":
+            raise NotInOpenVinoApi(f"a {cache} cache quantised by pao's {q['rule']} rule: OpenVINO writes its new "
+                                   "tokens with its own quantiser (kv_quant rule \"openvino\")")
+        if q["value"] != "by_token" or q["key"] not in ("by_token", "by_channel"):
+            raise NotInOpenVinoApi(f"key {q['key']}, value {q['value']}: the harness converts OpenVINO's value by "
+                                   "token and key by token or by channel")
+        return cache, q["key"].upper()
+    storage = case.meta["cache_storage_dtype"]
+    if storage != case.meta["dtype"] or storage not in ("f32", "f16"):
+        raise NotInOpenVinoApi(f"a {storage} cache over {case.meta['dtype']}: OpenVINO's caches are f32, f16, u8, u4 "
+                               "(f32 / f16 holding the activations' values)")
+    return storage, None
+
+
+# ---------------------------------------------------------------------------------------------
+# pao's integer caches (codes one per byte, scale and zero point tensors) <-> OpenVINO's bytes
+# (docs/golden.md, "Integer KV caches"), per [block, kv head]:
+#   by token (value; key with KEY_CACHE_QUANT_MODE BY_TOKEN): 32 rows [f32 scale, f32 zp, codes]
+#   by channel (key):                                          f32 scale[D], f32 zp[D], then 32 rows of codes
+#   u4 codes two to a byte, element 2i in the high nibble (pao's pack_u4 puts it in the low one)
+# ---------------------------------------------------------------------------------------------
+def pack_codes(codes, bits):
+    """[..., D] codes -> [..., D * bits / 8] bytes in OpenVINO's order."""
+    codes = codes.astype(np.uint8)
+    return codes if bits == 8 else (codes[..., 0::2] << 4) | codes[..., 1::2]
+
+
+def unpack_codes(packed, bits):
+    if bits == 8:
+        return packed
+    out = np.empty(packed.shape[:-1] + (packed.shape[-1] * 2,), np.uint8)
+    out[..., 0::2], out[..., 1::2] = packed >> 4, packed & 15
+    return out
+
+
+def to_openvino(codes, scale, zero_point, by_channel, bits):
+    """A pao cache [nb, nkv, 32, D] with its params -> OpenVINO's u8 bytes."""
+    f32_bytes = lambda a: np.ascontiguousarray(a, np.float32).view(np.uint8)  # noqa: E731
+    packed = pack_codes(codes, bits)
+    nb, nkv, _, width = packed.shape
+    if by_channel:   # params [nb, nkv, 1, D] -> 2 * 4 * D bytes as rows of `width`
+        params = np.concatenate([f32_bytes(scale[:, :, 0]), f32_bytes(zero_point[:, :, 0])], axis=-1)
+        return np.concatenate([params.reshape(nb, nkv, -1, width), packed], axis=2)
+    return np.concatenate([f32_bytes(scale), f32_bytes(zero_point), packed], axis=-1)  # params [nb, nkv, 32, 1]
+
+
+def from_openvino(cache, d, by_channel, bits):
+    """OpenVINO's u8 bytes -> (codes [nb, nkv, 32, D], scale, zero point) as pao lays them out."""
+    nb, nkv = cache.shape[:2]
+    if by_channel:
+        rows = cache.shape[2] - BLOCK_SIZE
+        params = np.ascontiguousarray(cache[:, :, :rows]).reshape(nb, nkv, -1).view(np.float32)
+        return (unpack_codes(cache[:, :, rows:], bits), params[:, :, None, :d].copy(), params[:, :, None, d:2 * d].copy())
+    params = np.ascontiguousarray(cache[..., :8]).view(np.float32)
+    return unpack_codes(cache[..., 8:], bits), params[..., :1].copy(), params[..., 1:2].copy()
+
+
+def dequantised_row(tensors, which, block, slot):
+    """(code - zero point) * scale in f32 of one slot of a golden's integer cache: [num_kv_heads, D]."""
+    codes = tensors[f"{which}_cache"][block, :, slot].to(torch.float32)
+    scale, zero_point = tensors[f"{which}_cache_scale"][block], tensors[f"{which}_cache_zero_point"][block]
+    row = 0 if scale.shape[1] == 1 else slot
+    return (codes - zero_point[:, row]) * scale[:, row]
 
 
 def _const(dtype, shape, values=None):
@@ -71,7 +134,10 @@ def _const(dtype, shape, values=None):
     return ops.constant(a)
 
 
-def compile_op(case, tensors, precision):
+INFERENCE_PRECISION = "f32"   # --inference-precision: "default" leaves OpenVINO's (bf16 on CPUs with AMX / AVX512-BF16)
+
+
+def compile_op(case, tensors, precision, key_mode):
     """The one-op model for this case's heads, window and ALiBi, compiled for the CPU."""
     heads, kv_heads, d = case.int("num_heads"), case.int("num_kv_heads"), case.int("head_size")
     f32, i32 = ov.Type.f32, ov.Type.i32
@@ -101,7 +167,11 @@ def compile_op(case, tensors, precision):
     rt = op.get_rt_info()
     rt["num_k_heads"], rt["k_head_size"], rt["num_v_heads"], rt["v_head_size"] = kv_heads, d, kv_heads, d
     model = ov.Model([op.output(0)], [q, k, v, key_cache, value_cache, *indices, scale, max_context_len], "pa")
-    config = {"KV_CACHE_PRECISION": precision, "INFERENCE_PRECISION_HINT": "f32"}
+    config = {"KV_CACHE_PRECISION": precision}
+    if INFERENCE_PRECISION != "default":
+        config["INFERENCE_PRECISION_HINT"] = INFERENCE_PRECISION
+    if key_mode:
+        config["KEY_CACHE_QUANT_MODE"] = key_mode
     return ov.Core().compile_model(model, "CPU", config)
 
 
@@ -119,9 +189,13 @@ def op_inputs(case, tensors):
         for s, n in enumerate(seq_lens):
             if n == 0:
                 raise NotInOpenVinoApi("an empty decode sequence: the op has no query row without a new token")
-            block = int(tables[s, (n - 1) // BLOCK_SIZE])
-            rows_k.append(tensors["key_cache"][block, :, (n - 1) % BLOCK_SIZE])
-            rows_v.append(tensors["value_cache"][block, :, (n - 1) % BLOCK_SIZE])
+            block, slot = int(tables[s, (n - 1) // BLOCK_SIZE]), (n - 1) % BLOCK_SIZE
+            if "key_cache_scale" in tensors:   # an integer cache: the token's dequantised values (f32)
+                rows_k.append(dequantised_row(tensors, "key", block, slot))
+                rows_v.append(dequantised_row(tensors, "value", block, slot))
+            else:
+                rows_k.append(tensors["key_cache"][block, :, slot])
+                rows_v.append(tensors["value_cache"][block, :, slot])
         k, v = torch.stack(rows_k), torch.stack(rows_v)
     past = [n - (starts[s + 1] - starts[s]) for s, n in enumerate(seq_lens)]
     blocks, begins = [], [0]
@@ -133,13 +207,28 @@ def op_inputs(case, tensors):
 
 
 def run_openvino(case, tensors):
-    """(out in the golden's dtype, the key and value caches after the op wrote them)."""
-    precision = cache_precision(case)
-    compiled = compile_op(case, tensors, precision)
+    """(out in the golden's dtype, the caches after the op wrote them in pao's terms: {name: tensor},
+    an integer cache's codes with key_cache_scale ... value_cache_zero_point)."""
+    precision, key_mode = cache_precision(case)
+    compiled = compile_op(case, tensors, precision, key_mode)
     past, starts, blocks, begins, q, k, v = op_inputs(case, tensors)
-    np_dtype = np.float32 if precision == "f32" else np.float16
-    # The op writes into these (shared memory): copies of the golden's caches, NaN poison included.
-    caches = {name: np.ascontiguousarray(tensors[name].numpy().astype(np_dtype)) for name in ("key_cache", "value_cache")}
+    bits = {"u8": 8, "u4": 4}.get(precision)
+    # The op writes into these (shared memory): the golden's caches, NaN poison included, converted.
+    if bits:
+        caches = {f"{w}_cache": to_openvino(tensors[f"{w}_cache"].numpy(), tensors[f"{w}_cache_scale"].numpy(),
+                                            tensors[f"{w}_cache_zero_point"].numpy(), w == "key" and key_mode == "BY_CHANNEL",
+                                            bits)
+                  for w in ("key", "value")}
+        for name, value in caches.items():
+            # The op's cache shape counts elements of its type: u4 rows of D/2 bytes hold D elements.
+            want = [int(x.get_length()) for x in list(compiled.input(name).get_partial_shape())[1:]]
+            have = list(value.shape[1:-1]) + [value.shape[-1] * 8 // bits]
+            if have != want:
+                raise NotInOpenVinoApi(f"{name}: OpenVINO's {precision} cache here is [blocks, {want}], the harness "
+                                       f"converts to [blocks, {have}]")
+    else:
+        np_dtype = np.float32 if precision == "f32" else np.float16
+        caches = {name: np.ascontiguousarray(tensors[name].numpy().astype(np_dtype)) for name in ("key_cache", "value_cache")}
     request = compiled.create_infer_request()
     feeds = {"q": q, "k": k, "v": v,
              "past_lens": np.array(past, np.int32), "subsequence_begins": np.array(starts, np.int32),
@@ -148,13 +237,32 @@ def run_openvino(case, tensors):
              "max_context_len": np.array(max(case.ints("seq_lens")), np.int32)}
     for name, value in feeds.items():
         request.set_tensor(name, ov.Tensor(value))
+    op_caches = {}
     for name, value in caches.items():
-        request.set_tensor(name, ov.Tensor(value, shared_memory=True))
+        if bits == 4:   # an ov.Tensor of u4 elements over the packed bytes
+            t = ov.Tensor(ov.Type.u4, [value.shape[0], *value.shape[1:-1], value.shape[-1] * 2])
+            t.data.reshape(-1)[:] = value.reshape(-1)
+        else:
+            t = ov.Tensor(value, shared_memory=True)
+        op_caches[name] = t
+        request.set_tensor(name, t)
     request.infer()
+    if bits == 4:   # the bytes the op wrote
+        for name, t in op_caches.items():
+            caches[name] = np.ascontiguousarray(t.data).reshape(caches[name].shape).copy()
     out = request.get_output_tensor(0).data.copy()
     shape = tensors["out"].shape
     out = torch.from_numpy(out.reshape(shape)).to(tensors["out"].dtype)
-    return out, {name: torch.from_numpy(value) for name, value in caches.items()}
+    if not bits:
+        return out, {name: torch.from_numpy(value) for name, value in caches.items()}
+    written = {}
+    for w in ("key", "value"):
+        codes, scale, zero_point = from_openvino(caches[f"{w}_cache"], case.int("head_size"),
+                                                 w == "key" and key_mode == "BY_CHANNEL", bits)
+        written[f"{w}_cache"] = torch.from_numpy(codes)
+        written[f"{w}_cache_scale"] = torch.from_numpy(scale)
+        written[f"{w}_cache_zero_point"] = torch.from_numpy(zero_point)
+    return out, written
 
 
 def written_slots(case, tensors):
@@ -177,32 +285,57 @@ def occupied_slots(case, tensors):
     return slots
 
 
+def changed_slots(written, golden):
+    """(block, slot) whose stored bits differ: a cache [nb, kv_heads, 32, D] slot by slot; a param tensor
+    [nb, kv_heads, rows, cols] by token (rows 32) or, by channel (rows 1), every slot of its block."""
+    bits = {torch.float32: torch.int32, torch.float16: torch.int16}.get(written.dtype, written.dtype)
+    diff = written.view(bits) != golden.to(written.dtype).view(bits)
+    if diff.shape[2] == 1:
+        return {(b, o) for b in diff.any(dim=3).any(dim=2).any(dim=1).nonzero().flatten().tolist()
+                for o in range(BLOCK_SIZE)}
+    return {(b, o) for b, o in diff.any(dim=3).any(dim=1).nonzero().tolist()}
+
+
 def evidence(case, tensors, out, caches, bound):
     """Lines of the independent checks, and whether one finds a defect pao did not: the output
-    against reference64, the written caches against the golden's slot by slot (bits; NaN poison
-    included). A slot no token occupies that the op overwrote is reported, not counted: no kernel
-    reads it before the token it is reserved for is written there."""
+    against reference64, the written caches (and an integer cache's scales and zero points) against the
+    golden's slot by slot, as bits (NaN poison included). Not counted, but listed: slots no token
+    occupies that the op overwrote (nothing reads them before their token is written), and where the
+    op requantises by design -- a decode token handed over dequantised, a by-channel key block that
+    held older tokens (OpenVINO recomputes its scales over every token now in it)."""
     ref = reference64(case, tensors)
     err = (out.to(torch.float64) - ref).abs().max().item() if out.numel() else 0.0
     lines = [f"  fp64 reference (plain torch): max|openvino - fp64| = {err:.2e} (pao's bound {bound})"]
     occupied, new = occupied_slots(case, tensors), set(written_slots(case, tensors))
+    integer = "key_cache_scale" in caches
+    by_channel = integer and case.spec["kv_quant"]["key"] == "by_channel"
+    new_blocks_with_past = {b for b, _ in new} & {b for b, o in occupied - new}
     defect = False
-    for name, written in caches.items():
-        bits = torch.int16 if written.dtype == torch.float16 else torch.int32
-        golden = tensors[name].to(written.dtype)
-        changed = (written.view(bits) != golden.view(bits)).any(dim=3).any(dim=1)  # [blocks, 32]
-        slots = {(b, o) for b, o in changed.nonzero().tolist()}
-        wrong = sorted(slots & occupied)
+    for which in ("key", "value"):
+        names = [f"{which}_cache"] + ([f"{which}_cache_scale", f"{which}_cache_zero_point"] if integer else [])
+        slots = set().union(*(changed_slots(caches[n], tensors[n]) for n in names))
+        expected = set()
+        if integer and case.kernel == "decode":
+            expected |= new
+        if which == "key" and by_channel:
+            expected |= {(b, o) for b, o in occupied if b in new_blocks_with_past}
+        wrong = sorted((slots & occupied) - expected)
+        requantised = sorted(slots & expected)
         unused = sorted(slots - occupied)
-        text = f"  {name}: the {len(new)} new tokens' slots hold the golden's values"
+        what = " with their scales and zero points" if integer else ""
+        text = f"  {which}: {len(new - slots)} of the {len(new)} new tokens' slots hold the golden's values{what}"
         if wrong:
             defect = True
-            text = f"  {name}: {len(wrong)} slots of tokens differ from the golden (first: block {wrong[0][0]}, slot {wrong[0][1]})"
+            text = (f"  {which}: {len(wrong)} slots of tokens differ from the golden{what} (first: block {wrong[0][0]}, "
+                    f"slot {wrong[0][1]})")
+        if requantised:
+            text += (f"; {len(requantised)} slots requantised by the op, as it does by design (not compared: "
+                     + ("a decode token handed over dequantised" if integer and case.kernel == "decode" else "")
+                     + (", " if integer and case.kernel == "decode" and which == "key" and by_channel else "")
+                     + ("its by-channel blocks holding older tokens" if which == "key" and by_channel else "") + ")")
         if unused:
             blocks = sorted({b for b, _ in unused})
-            values = sorted({float(written[b, :, o].abs().max()) for b, o in unused})
-            text += (f"; {len(unused)} slots no token occupies were overwritten too (blocks {blocks}, "
-                     f"max |value| written {values[-1]:g}: the tail of a sequence's last block)")
+            text += f"; {len(unused)} slots no token occupies were overwritten too (blocks {blocks}: the tail of a sequence's last block)"
         lines.append(text)
     return lines, defect
 
@@ -212,7 +345,12 @@ def main(argv=None):
     parser.add_argument("--evidence", action="store_true",
                         help="every output against an fp64 reference written apart from pao; the written caches "
                              "against the golden's")
+    parser.add_argument("--inference-precision", choices=("f32", "default"), default="f32",
+                        help="INFERENCE_PRECISION_HINT: f32 (default), or OpenVINO's own default (bf16 arithmetic "
+                             "on CPUs with AMX or AVX512-BF16)")
     args = parser.parse_args(argv)
+    global INFERENCE_PRECISION
+    INFERENCE_PRECISION = args.inference_precision
     if MISSING is not None:   # bad input (exit 2), not a mismatch (1): said before any golden is written
         print(f"vendor_harness_openvino: error: {MISSING}: this harness needs openvino=={OPENVINO_VERSION}, "
               "torch and safetensors", file=sys.stderr)
@@ -225,7 +363,8 @@ def main(argv=None):
     goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
     if not args.no_generate and (rc := run_pao_golden(pao, args.suite, goldens)) != 0:
         return rc
-    print(f"openvino {ov.__version__} PagedAttentionExtension on CPU, INFERENCE_PRECISION_HINT f32", flush=True)
+    print(f"openvino {ov.__version__} PagedAttentionExtension on CPU, INFERENCE_PRECISION_HINT "
+          f"{INFERENCE_PRECISION if INFERENCE_PRECISION != 'default' else 'not set (OpenVINO chooses)'}", flush=True)
     outputs.mkdir(parents=True, exist_ok=True)
     errors, ran = {}, {}
     for case, tensors in for_each_case(goldens, args.cases):
@@ -237,7 +376,9 @@ def main(argv=None):
             errors[case.id] = f"harness: not expressible in OpenVINO's op: {e}"
             write_error(outputs, case, errors[case.id])
         except Exception as e:
-            errors[case.id] = f"OpenVINO: {type(e).__name__}: {first_lines(e)}"
+            # OpenVINO's messages open with a chain of "Exception from <file>:<line>:" lines: skip them.
+            said = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.startswith("Exception from")]
+            errors[case.id] = f"OpenVINO: {type(e).__name__}: {' | '.join(said[:2]) or first_lines(e)}"
             write_error(outputs, case, errors[case.id])
     report = outputs / "report.json"
     extra = ["--json", str(report), "--quiet"] + (["--cases", args.cases] if args.cases else [])
