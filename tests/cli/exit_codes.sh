@@ -202,5 +202,24 @@ expect 2 example --dtype f8
 says stderr "expected f32, f16 or bf16"
 expect 2 example --partition-size 100
 
+# integer KV caches: a golden round-trips (verify --recompute), bad quantisation specs are named (2)
+cat >"$tmp/u8.json" <<'JSON'
+{"id": "u8", "num_heads": 4, "num_kv_heads": 2, "head_size": 64, "dtype": "f16", "partition_size": 32,
+ "seq_lens": [40, 7], "kv_cache_dtype": "u8", "kv_layout": "hnd", "kv_quant": {"key": "by_channel", "value": "group_32"}}
+JSON
+expect 0 golden --case "$tmp/u8.json" --out "$tmp/gu8"
+expect 0 verify "$tmp/gu8" --recompute
+says stdout "recomputed: bit-identical"
+expect 0 diff "$tmp/gu8" "$tmp/gu8"
+sed 's/"group_32"/"group_48"/' "$tmp/u8.json" >"$tmp/bad-group.json"
+expect 2 golden --case "$tmp/bad-group.json" --out "$tmp/gbad"
+says stderr "group_size 48 does not divide head_size 64"
+sed 's/"kv_cache_dtype": "u8"/"kv_cache_dtype": "auto"/' "$tmp/u8.json" >"$tmp/bad-cache.json"
+expect 2 golden --case "$tmp/bad-cache.json" --out "$tmp/gbad"
+says stderr "field 'kv_quant' applies to integer caches only"
+expect 2 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024 --kv-cache-dtype u5
+says stderr "u8, i8, u4"
+expect 0 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024 --kv-cache-dtype u4
+
 echo "$failures failure(s)"
 [ "$failures" = 0 ]

@@ -56,7 +56,10 @@ int execute(const AdviseOptions& o) {
   g.base.head_size = o.head_size;
   g.base.block_size = o.block_size;
   g.base.dtype = parse_dtype(o.dtype, "--dtype");
-  g.base.kv_cache_dtype = cases::parse_kv_cache_dtype(o.kv_cache_dtype).value_or(g.base.dtype);
+  cases::Case cache;  // the one reader of a kv_cache_dtype string (u4 included)
+  cases::set_kv_cache_dtype(cache, o.kv_cache_dtype, "--kv-cache-dtype");
+  g.base.kv_cache_dtype = cache.kv_cache_dtype.value_or(g.base.dtype);
+  g.base.kv_quant = cache.kv_quant;
   g.kernel_defaults = o.kernel_options.defaults();
   g.threads = o.jobs;
   require(o.gqa >= 1, "--gqa = ", o.gqa, ": must be >= 1");
@@ -155,7 +158,8 @@ void add_advise(CLI::App& sim, Action& action) {
   cmd->add_option("--head-size", opts->head_size, "head size")->capture_default_str();
   cmd->add_option("--block-size", opts->block_size, "tokens per KV-cache block")->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "activation dtype")->capture_default_str();
-  cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype, "KV cache dtype (auto, fp8, ...)")
+  cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype,
+                  "KV cache dtype (auto, fp8, fp8_e4m3, fp8_e5m2, u8, i8, u4)")
       ->capture_default_str();
   cmd->add_option("--threads", opts->kernel_options.flags.threads_per_cta, "threads per decode CTA")
       ->capture_default_str();

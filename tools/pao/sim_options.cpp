@@ -45,7 +45,9 @@ void WorkloadOptions::add_to(CLI::App& app) {
       "max_seq_len passed to the kernel (V2 partitions, V1 shared memory); default: longest sequence");
   g->add_option("--dtype", dtype, "activation dtype: f16, bf16, f32")->capture_default_str();
   g->add_option("--kv-cache-dtype", kv_cache_dtype,
-                "KV cache dtype: auto (= --dtype), fp8, fp8_e4m3, fp8_e5m2")
+                "KV cache dtype: auto (= --dtype), fp8, fp8_e4m3, fp8_e5m2, or an integer cache u8, i8, u4 "
+                "(OpenVINO's "
+                "layout: key scales per channel, value per token)")
       ->capture_default_str();
 }
 
@@ -62,7 +64,7 @@ cases::Case WorkloadOptions::to_case() const {
   c.block_size = block_size;
   c.max_seq_len = max_seq_len;
   c.dtype = parse_dtype(dtype, "--dtype");
-  c.kv_cache_dtype = cases::parse_kv_cache_dtype(kv_cache_dtype, "--kv-cache-dtype");
+  cases::set_kv_cache_dtype(c, kv_cache_dtype, "--kv-cache-dtype");
   if (!seq_lens.empty()) {
     c.seq_lens = parse_int_list(seq_lens, "--seq-lens");
   } else {

@@ -377,9 +377,11 @@ Case parse_case_object(const json& j, std::string_view source) {
 
   const std::string cache = f.string("kv_cache_dtype", "auto");
   const bool u4 = cache == "u4";  // a u8 cache of 4-bit codes
-  if (u4) c.kv_cache_dtype = DType::u8;
-  if (!u4 && !try_parse_kv_cache_dtype(cache, c.kv_cache_dtype))
+  try {
+    set_kv_cache_dtype(c, cache);
+  } catch (const Error&) {
     f.bad("kv_cache_dtype", "= \"" + cache + "\": expected one of " + kv_cache_dtype_choices() + ", u4");
+  }
   const std::string layout = f.string("kv_layout", "vllm");
   if (!try_parse_kv_layout(layout, c.kv_layout))
     f.bad("kv_layout", "= \"" + layout + "\": expected \"vllm\", \"nhd\" or \"hnd\"");
@@ -623,6 +625,19 @@ std::string kv_cache_dtype_choices() {
       out += ", " + std::string(d.name) +
              (d.type == kFp8AliasOf ? " (alias " + std::string(kFp8Alias) + ")" : "");
   return out;
+}
+
+void set_kv_cache_dtype(Case& c, std::string_view text, std::string_view what) {
+  if (text == "u4") {
+    c.kv_cache_dtype = DType::u8;
+    c.kv_quant.bits = 4;
+    return;
+  }
+  std::optional<DType> t;
+  if (!try_parse_kv_cache_dtype(text, t))
+    fail(what, " = ", text, ": expected one of ", kv_cache_dtype_choices(), ", u4");
+  c.kv_cache_dtype = t;
+  c.kv_quant.bits = 8;
 }
 
 std::int32_t Case::context_len(std::size_t s) const {

@@ -162,8 +162,11 @@ std::string_view kv_cache_dtype_name(const Case& c);
 /// vLLM's kv_cache_dtype strings: "auto" (unset), "fp8" (= "fp8_e4m3") and the name of every cache
 /// format of the dtype table. Throws pao::Error naming `what` (a flag or a field) on anything else.
 std::optional<DType> parse_kv_cache_dtype(std::string_view text, std::string_view what = "kv_cache_dtype");
-/// "auto, fp8_e4m3 (alias fp8), fp8_e5m2": what parse_kv_cache_dtype accepts.
+/// "auto, fp8_e4m3 (alias fp8), fp8_e5m2, u8, i8": what parse_kv_cache_dtype accepts.
 std::string kv_cache_dtype_choices();
+/// Sets c's cache from a kv_cache_dtype string: what parse_kv_cache_dtype accepts, or "u4" (a u8
+/// cache of 4-bit codes: kv_quant.bits 4). The one reader of the string for case files and flags.
+void set_kv_cache_dtype(Case& c, std::string_view text, std::string_view what = "kv_cache_dtype");
 
 bool operator==(const Case& a, const Case& b);
 
