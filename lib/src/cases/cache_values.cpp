@@ -16,6 +16,12 @@ CacheValues::CacheValues(const Case& c, CacheTensor which, const Tensor& cache, 
   require(scale != nullptr && zero_point != nullptr, "CacheValues: an integer cache needs its ",
           quant_param_name(which, false), " and ", quant_param_name(which, true));
   params_ = quant_param_layout(c.kv_quant.of(which), c.num_kv_heads, c.head_size, c.block_size);
+  const Shape want =
+      quant_param_shape(c.kv_quant.of(which), cache.size(0), c.num_kv_heads, c.head_size, c.block_size);
+  for (const Tensor* t : {scale, zero_point})
+    require(t->shape() == want, quant_param_name(which, t == zero_point), ": shape ",
+            shape_to_string(t->shape()), " does not match ", shape_to_string(want), " (",
+            to_string(c.kv_quant.of(which)), " of a cache of ", cache.size(0), " blocks)");
   scale_ = scale->to_f64();
   zero_point_ = zero_point->to_f64();
 }

@@ -109,7 +109,9 @@ std::string derive_case_id(const Case& c, bool seq_lens_given, bool max_seq_len_
   add("b", std::to_string(c.block_size));
   add(dtype_name(c.dtype));
   add(cache_name(c));
-  if (c.integer_cache() && !(c.kv_quant == KVQuant{})) add(quant_name(c.kv_quant));
+  KVQuant spec = c.kv_quant;
+  spec.bits = 8;  // u4 is named by the cache's tag
+  if (c.integer_cache() && !(spec == KVQuant{})) add(quant_name(spec));
   if (c.kv_layout != KVLayout::vllm) add(kv_layout_name(c.kv_layout));
   if (c.alibi) add("alibi");
   if (c.soft_cap > 0) add("cap", number(c.soft_cap));

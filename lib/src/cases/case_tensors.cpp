@@ -432,6 +432,9 @@ PrefixCase make_prefix_case(const Case& spec) {
 
 ReshapeCase make_reshape_case(const Case& spec) {
   check_case(spec, CaseKernel::reshape_and_cache);
+  require(!spec.integer_cache(), "case ", spec.id, ": a reshape_and_cache case with an integer cache (",
+          kv_cache_dtype_name(spec),
+          ") is not supported yet (its golden would hold the written scales as outputs)");
   // The same pool, context and new tokens as the prefix step of these lengths, with the new tokens
   // not yet written.
   Case step = spec;

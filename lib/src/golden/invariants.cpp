@@ -339,8 +339,14 @@ class Checker {
     // f32 decode over fp8: where vLLM's half2 path rounds the dequantised K or V to half
     // (fp8_dequant_through_half), 2^-11 relative, 2^-25 absolute where the half is subnormal.
     const auto [k_half, v_half] = kind_.dequant_through_half(c_);
-    const double ku = k_half ? 0x1p-11 : 0.0, ka = k_half ? 0x1p-25 : 0.0;
-    const double vu = v_half ? 0x1p-11 : 0.0, va = v_half ? 0x1p-25 : 0.0;
+    double ku = k_half ? 0x1p-11 : 0.0, ka = k_half ? 0x1p-25 : 0.0;
+    double vu = v_half ? 0x1p-11 : 0.0, va = v_half ? 0x1p-25 : 0.0;
+    // An integer cache's dequantised K / V rounded to a 16-bit activation dtype (kv_quant.hpp):
+    // its unit roundoff relative, half its smallest subnormal absolute (f16 2^-25; bf16's is nil).
+    if (c_.integer_cache() && c_.dtype != DType::f32) {
+      ku = vu = unit_roundoff(c_.dtype);
+      ka = va = c_.dtype == DType::f16 ? 0x1p-25 : 0.0;
+    }
     const double delta = 0x1p-24 * ((c_.head_size + 2) * scale * std::sqrt(q_sq) * r.max_key_norm +
                                     slope * r.rows + features_.soft_cap) +
                          scale * std::sqrt(q_sq) * (ku * r.max_key_norm + ka * std::sqrt(c_.head_size));

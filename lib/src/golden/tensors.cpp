@@ -159,7 +159,11 @@ double estimated_peak_memory(const Case& c) {
   const double slots = static_cast<double>(cases::pool_num_blocks(c)) * c.block_size;
   double rows = 0;  // query rows (decode: one per sequence) or new tokens
   for (std::size_t s = 0; s < c.seq_lens.size(); ++s) rows += c.query_lens.empty() ? 1 : c.query_lens[s];
-  const double caches = 2 * slots * kv_width * cache_bytes;
+  double param_bytes = 0;  // an integer cache's scales and zero points, per element of K and V together
+  if (c.integer_cache())
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      param_bytes += quant_param_bytes_per_element(c.kv_quant, t, c.head_size, c.block_size);
+  const double caches = slots * kv_width * (2 * cache_bytes + param_bytes);
   // query, key/value, out, out_exact and the kernel outputs in the dtype, an fp64 accumulator
   const double token_rows = rows * (q_width * (6 * dtype_bytes + 8) + 2 * kv_width * dtype_bytes);
   double partials = 0;

@@ -31,7 +31,8 @@ std::string Workload::to_string() const {
     if (*lo != *hi) os << ".." << *hi;
   }
   os << " " << dtype_name(dtype);
-  if (kv_cache_dtype != dtype) os << "/" << dtype_name(kv_cache_dtype);
+  if (kv_cache_dtype != dtype)
+    os << "/" << (is_integer_cache(kv_cache_dtype) && kv_quant.bits == 4 ? "u4" : dtype_name(kv_cache_dtype));
   return os.str();
 }
 
@@ -119,6 +120,9 @@ void validate_workload(const Workload& w) {
   require(w.query_lens.empty() || w.query_lens.size() == w.seq_lens.size(), "query_lens has ",
           w.query_lens.size(), " entries but num_seqs = ", w.num_seqs);
   require(is_activation(w.dtype), "dtype = ", dtype_name(w.dtype), ": must be f32, f16 or bf16");
+  if (is_integer_cache(w.kv_cache_dtype))
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      if (const auto rule = tensor_quant_rule(w.kv_quant.of(t), w.head_size)) fail("kv_quant: ", *rule);
   for (std::size_t i = 0; i < w.seq_lens.size(); ++i) {
     require(w.seq_lens[i] >= 0, "seq_lens[", i, "] = ", w.seq_lens[i], ": negative length");
     require(w.max_seq_len == 0 || w.seq_lens[i] <= w.max_seq_len, "seq_lens[", i, "] = ", w.seq_lens[i],

@@ -231,6 +231,16 @@ TEST_CASE("integer caches: missing or misshapen scales, a bad scale or zero poin
     expect_error_v1_and_v2(a, "value_cache_zero_point: shape [");
     expect_error(a, "= [num_blocks, num_kv_heads, block_size, 1] (value by_token)");
   }
+  {
+    DecodeArgs a = c.args();
+    const Tensor f16_scale = Tensor::filled(DType::f16, c.quant.value_scale.shape(), 1.0);
+    a.options.kv_quant.value_scale = f16_scale.view();  // the spec says f32
+    expect_error_v1_and_v2(a, "value_cache_scale: dtype f16, expected f32 (kv_quant's scale_dtype)");
+    DecodeArgs b = c.args();
+    TensorView& v = b.options.kv_quant.value_scale;  // [nb, 2, 16, 1] read heads-minor: a transposed view
+    v = TensorView(v.data, v.dtype, v.shape, {v.strides[0], 1, 2, 1});
+    expect_error(b, "value_cache_scale: strides");
+  }
   // Sequence 1 (5 tokens) position 3: its value scale NaN, then its zero point 300.
   const std::int64_t block = c.block_tables.view().i32_at({1, 0});
   for (const bool zero_point : {false, true}) {

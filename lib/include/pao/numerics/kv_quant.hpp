@@ -12,10 +12,11 @@
 //                                    block's tokens (OpenVINO's key)
 //
 //   value = (code - zero_point) * scale
-//     exact precision:  in fp64 (exact: a 9-bit integer times an f32)
-//     kernel precision: (float(code) - zero_point) * scale in f32 (one rounding: the zero point is
-//                       an integer), then rounded to the activation dtype, the dequant point of
-//                       vLLM's fp8 caches (scaled_convert)
+//     exact precision:  in fp64 (exact for rule minmax_zero: a 9-bit integer times an f32; one
+//                       rounding at most with rule openvino's fractional zero points)
+//     kernel precision: (float(code) - zero_point) * scale in f32 (one rounding with an integer
+//                       zero point, two with openvino's), then rounded to the activation dtype, the
+//                       dequant point of vLLM's fp8 caches (scaled_convert)
 //
 //   parameters of a group of values v (torch's MinMaxObserver: the range always holds 0):
 //     lo = min(0, min v), hi = max(0, max v)

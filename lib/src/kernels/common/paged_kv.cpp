@@ -70,8 +70,12 @@ IntegerDequant integer_dequant(const KVQuantArgs& q, CacheTensor tensor, const P
             code_dtype == DType::u8 ? "; fp8 codes in a uint8 tensor (vLLM's fp8 caches) must be declared "
                                       "fp8_e4m3 or fp8_e5m2"
                                     : "");
-    require(t.dtype == DType::f32 || t.dtype == DType::f16, name, ": dtype ", dtype_name(t.dtype),
-            ", expected f32 or f16");
+    const DType want_dtype = zp ? q.spec.zero_point_dtype : q.spec.scale_dtype;
+    require(t.dtype == want_dtype, name, ": dtype ", dtype_name(t.dtype), ", expected ",
+            dtype_name(want_dtype), " (kv_quant's ", zp ? "zero_point_dtype" : "scale_dtype", ")");
+    require(t.is_contiguous(), name, ": strides ", shape_to_string(t.strides),
+            " are not contiguous (scales and zero points are read and written in the row-major order of ",
+            shape_to_string(want), ")");
     require(t.shape == want, name, ": shape ", shape_to_string(t.shape), " does not match ",
             shape_to_string(want), " = [num_blocks, num_kv_heads, ",
             tq.granularity == QuantGranularity::by_channel ? "1" : "block_size", ", ",
