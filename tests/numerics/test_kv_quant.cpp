@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pao/cases/case.hpp"
+#include "pao/cases/vllm_compat.hpp"
 #include "pao/core/tensor.hpp"
 #include "pao/kernels/reshape_and_cache.hpp"
 #include "pao/numerics/kv_quant.hpp"
@@ -214,6 +215,12 @@ TEST_CASE("integer cache cases: kv_quant is parsed strictly and written back") {
                           "\"scale_dtype\" = \"bf16\": expected \"f32\" or \"f16\"");
   test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "k_scale": 0.5)"); },
                           "field 'k_scale' applies to fp8 caches only");
+  test::expect_error_from([&] { parse(R"("kv_cache_dtype": "u8", "vllm_faithful": true)"); },
+                          "field 'vllm_faithful' vLLM's kernels have no integer KV cache");
+  // A golden of an integer cache says it is not what vLLM computes, and why.
+  const auto reasons = cases::vllm_incompatibilities(d);
+  REQUIRE(reasons.size() == 1);
+  CHECK(reasons[0] == "vLLM's kernels have no integer KV cache (kv_cache_dtype u8; theirs is auto or fp8)");
   test::expect_error_from(
       [] {
         cases::parse_case(

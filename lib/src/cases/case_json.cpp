@@ -426,6 +426,9 @@ Case parse_case_object(const json& j, std::string_view source) {
 
   kind->read_fields(f, c);
   c.vllm_faithful = f.boolean("vllm_faithful", false);
+  if (c.vllm_faithful && is_integer_cache(c.cache_storage_dtype()))
+    f.bad("vllm_faithful", "vLLM's kernels have no integer KV cache: there is no vLLM computation of a " +
+                               cache + " case to be faithful to");
   c.extra_table_columns = f.i32("extra_table_columns", 0, 1);
   c.poison_unused = f.boolean("poison_unused", true);
   for (const char* name : {"k_head_scales", "v_head_scales"}) {

@@ -8,6 +8,10 @@ namespace pao::cases {
 
 std::vector<std::string> vllm_incompatibilities(const Case& c) {
   std::vector<std::string> reasons;
+  // A cache vLLM's kernels cannot hold, whatever the kind: nothing to drop, so vllm_faithful refuses it.
+  if (c.integer_cache())
+    reasons.push_back("vLLM's kernels have no integer KV cache (kv_cache_dtype " +
+                      std::string(kv_cache_dtype_name(c)) + "; theirs is auto or fp8)");
   for (const VllmRule& rule : kinds::kind_of(c).traits().vllm_rules)
     if (rule.applies(c)) reasons.push_back(rule.reason(c));
   return reasons;
