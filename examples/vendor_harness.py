@@ -21,7 +21,9 @@ What a kernel may return (docs/golden.md, "A vendor harness in Python"): `out` (
 for decode also `v1.out`, `v2.out` and the V2 partials `v2.tmp_out`, `v2.max_logits`, `v2.exp_sums`
 (vLLM's names tmp_out, max_logits, exp_sums work too); for prefix also `prefix.out`; for
 reshape_and_cache `key_cache` and `value_cache`, the whole pools after the write (docs/golden.md,
-"reshape_and_cache goldens": pao diff compares them bit for bit). Each in the golden's dtype and
+"reshape_and_cache goldens": pao diff compares them bit for bit); for write_and_attend `out` and
+the written caches (an integer cache's key_cache_scale, ... too; docs/golden.md, "write_and_attend
+goldens"). Each in the golden's dtype and
 shape (pao diff refuses an f32 `out` for a bf16 golden unless --allow-dtype-mismatch).
 
 The helpers (load_case, write_outputs, write_error, find_pao, run_pao_golden, run_pao_diff,
@@ -45,7 +47,13 @@ OUTPUT_NAMES = {
                "tmp_out", "max_logits", "exp_sums"),
     "prefix": ("out", "output", "prefix.out"),
     "reshape_and_cache": ("key_cache", "value_cache"),
+    "write_and_attend": ("out", "output", "write_and_attend.out", "key_cache", "value_cache", "key_cache_scale",
+                         "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point"),
 }
+# The kernels whose outputs include the caches they write; those whose new tokens are rows of
+# query / key / value (query_start_loc), after their context in the cache.
+CACHE_WRITERS = ("reshape_and_cache", "write_and_attend")
+PREFILL_KERNELS = ("prefix", "write_and_attend")
 # The golden tensor whose dtype/shape each output must have.
 _REFERENCE = {"output": "out", "tmp_out": "v2.tmp_out", "max_logits": "v2.max_logits",
               "exp_sums": "v2.exp_sums"}
@@ -71,7 +79,7 @@ class Case:
         self.path = path
         self.meta = meta                          # every value a string, as pao wrote it
         self.spec = json.loads(meta["case"])      # the canonical case: numbers, lists, booleans
-        self.kernel = meta["kernel"]              # "decode", "prefix" or "reshape_and_cache"
+        self.kernel = meta["kernel"]              # "decode", "prefix", "reshape_and_cache", "write_and_attend"
 
     # Typed accessors for the parameters a kernel call needs.
     def int(self, key):
@@ -119,7 +127,7 @@ def write_outputs(outputs_dir, case, tensors, outputs):
             raise ValueError(f"{case.id}: output '{name}' is not one pao diff reads "
                              f"for {case.kernel} (names: {', '.join(allowed)})")
         ref = tensors[_REFERENCE.get(name, name)]
-        fp8_codes = (case.kernel == "reshape_and_cache" and str(value.dtype) == "torch.uint8"   # vLLM's
+        fp8_codes = (case.kernel in CACHE_WRITERS and str(value.dtype) == "torch.uint8"         # vLLM's
                      and str(ref.dtype) in ("torch.float8_e4m3fn", "torch.float8_e5m2"))         # fp8 codes
         if (value.dtype != ref.dtype and not fp8_codes) or tuple(value.shape) != tuple(ref.shape):
             raise ValueError(f"{case.id}: output '{name}' is {value.dtype} {list(value.shape)}, "
@@ -177,12 +185,17 @@ def first_lines(e, n=2):
 
 def out_verdict_line(case_report, out_tensor, width):
     """One line of a harness's verdict table: status, case id, max|vendor - exact| / bound and, for a
-    FAIL, the failed criteria and pao diff's pattern."""
+    FAIL, the failed criteria and pao diff's pattern -- of `out`, or of the tensor pao names the case's
+    cause when `out` passes (a written cache)."""
     t = out_tensor
     line = f"{case_report['status']:7} {case_report['case_id']:{width}} {num(t['max_abs_error'])} / {num(t['threshold']['bound'])}"
     if case_report["status"] == "FAIL":
-        failed = [k["name"] for k in t.get("criteria", []) if not k["passed"]]
-        line += f"  [{', '.join(failed)}; {t['pattern']}: {t['pattern_detail']}]"
+        cause = case_report.get("cause") or {}
+        if t.get("status") == "PASS" and cause.get("tensor"):
+            line += f"  [out passes; {cause['tensor']}: {cause['pattern']}: {cause['detail']}]"
+        else:
+            failed = [k["name"] for k in t.get("criteria", []) if not k["passed"]]
+            line += f"  [{', '.join(failed)}; {t['pattern']}: {t['pattern_detail']}]"
     return line
 
 
@@ -270,7 +283,7 @@ def integer64(tensors, layout, which, blocks, n, block_size):
 
 def new_kv_from_cache(case):
     """Whether the case's prefix golden reads the new tokens' K/V back from the cache."""
-    return case.kernel == "prefix" and case.spec.get("new_kv_source", "input") == "cache"
+    return case.kernel in PREFILL_KERNELS and case.spec.get("new_kv_source", "input") == "cache"
 
 
 def reference64(case, tensors, k_scale=None, v_scale=None, window=None, soft_cap=None, alibi=None,
@@ -305,7 +318,7 @@ def reference64(case, tensors, k_scale=None, v_scale=None, window=None, soft_cap
     heads = q_all.shape[1]
     slopes = tensors["alibi_slopes"].to(torch.float64) if use_alibi else None
     seq_lens = tensors["seq_lens"].tolist()
-    if case.kernel == "prefix":
+    if case.kernel in PREFILL_KERNELS:
         starts = tensors["query_start_loc"].tolist()
     else:
         starts = list(range(len(seq_lens) + 1))
@@ -321,7 +334,7 @@ def reference64(case, tensors, k_scale=None, v_scale=None, window=None, soft_cap
         else:
             k = gather64(tensors["key_cache"], layout, "key", blocks, n) * ks
             v = gather64(tensors["value_cache"], layout, "value", blocks, n) * vs
-        if case.kernel == "prefix" and not new_from_cache:   # new_kv_source "input": vLLM's Triton kernel
+        if case.kernel in PREFILL_KERNELS and not new_from_cache:   # new_kv_source "input": vLLM's Triton kernel
             k[n - (b - a):] = tensors["key"][a:b].to(torch.float64)
             v[n - (b - a):] = tensors["value"][a:b].to(torch.float64)
         group = heads // k.shape[1]
@@ -350,7 +363,9 @@ def reference64(case, tensors, k_scale=None, v_scale=None, window=None, soft_cap
 #          alibi_slopes (with alibi); prefix also key, value, query_start_loc. reshape_and_cache: key,
 #          value ([tokens + padding, kv_heads, head_size]), slot_mapping (i64, -1 for the padding rows),
 #          key_cache_before, value_cache_before (copy them: your write goes into the copies), block_tables,
-#          seq_lens. (The golden's answers are in there too -- out, out_exact, key_cache, value_cache, ...
+#          seq_lens. write_and_attend: prefix's inputs with key_cache_before / value_cache_before (and an
+#          integer cache's key_cache_scale_before, ...) for the caches, plus slot_mapping.
+#          (The golden's answers are in there too -- out, out_exact, key_cache, value_cache, ...
 #          -- a real kernel must not read them.)
 #          Caches are in the golden's kv_layout (case.meta["kv_layout"]: "vllm", "nhd" or "hnd"); ask
 #          pao golden for your kernel's own layout if it is one of these, else convert in one place
@@ -367,9 +382,9 @@ DEMO = False
 def run_vendor_kernel(case, tensors):
     if DEMO:
         # Demo only: hand back the golden's own answer, so that pao diff passes. Judges nothing.
-        if case.kernel == "reshape_and_cache":
-            return {"key_cache": tensors["key_cache"].clone(), "value_cache": tensors["value_cache"].clone()}
-        return {"out": tensors["out"].clone()}
+        written = {name: tensors[name].clone() for name in OUTPUT_NAMES[case.kernel]
+                   if case.kernel in CACHE_WRITERS and name.startswith(("key_cache", "value_cache")) and name in tensors}
+        return written if case.kernel == "reshape_and_cache" else {"out": tensors["out"].clone(), **written}
     raise NotImplementedError("run_vendor_kernel is the template's stub: replace it with a call of "
                               "your kernel (or pass --demo to see the plumbing pass)")
 

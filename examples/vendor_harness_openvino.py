@@ -45,8 +45,8 @@ except ImportError as e:
     MISSING = e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (find_pao, first_lines, for_each_case, harness_arguments, print_verdicts,  # noqa: E402
-                            reference64, run_pao_diff, run_pao_golden, write_error, write_outputs)
+from vendor_harness import (PREFILL_KERNELS, find_pao, first_lines, for_each_case, harness_arguments,  # noqa: E402
+                            print_verdicts, reference64, run_pao_diff, run_pao_golden, write_error, write_outputs)
 
 OPENVINO_VERSION = "2026.4.1"   # the op's inputs change between releases (13 in 2024.x, 28 in 2026.4)
 BLOCK_SIZE = 32                 # the CPU plugin's block size
@@ -180,7 +180,7 @@ def op_inputs(case, tensors):
     seq_lens = case.ints("seq_lens")
     heads, kv_heads, d = case.int("num_heads"), case.int("num_kv_heads"), case.int("head_size")
     tables = tensors["block_tables"]
-    if case.kernel == "prefix":
+    if case.kernel in PREFILL_KERNELS:
         starts = tensors["query_start_loc"].tolist()
         k, v = tensors["key"], tensors["value"]
     else:  # decode: one new token per sequence, its K/V in the cache slot of position seq_len - 1
@@ -213,11 +213,15 @@ def run_openvino(case, tensors):
     compiled = compile_op(case, tensors, precision, key_mode)
     past, starts, blocks, begins, q, k, v = op_inputs(case, tensors)
     bits = {"u8": 8, "u4": 4}.get(precision)
-    # The op writes into these (shared memory): the golden's caches, NaN poison included, converted.
+    # The op writes into these (shared memory): the golden's caches, NaN poison included, converted. A
+    # write_and_attend golden holds them before the write (key_cache_before, ...); a prefix golden's
+    # hold the new tokens already, in the slots the op writes them to again.
+    before = "_before" if case.kernel == "write_and_attend" else ""
     if bits:
-        caches = {f"{w}_cache": to_openvino(tensors[f"{w}_cache"].numpy(), tensors[f"{w}_cache_scale"].numpy(),
-                                            tensors[f"{w}_cache_zero_point"].numpy(), w == "key" and key_mode == "BY_CHANNEL",
-                                            bits)
+        caches = {f"{w}_cache": to_openvino(tensors[f"{w}_cache{before}"].numpy(),
+                                            tensors[f"{w}_cache_scale{before}"].numpy(),
+                                            tensors[f"{w}_cache_zero_point{before}"].numpy(),
+                                            w == "key" and key_mode == "BY_CHANNEL", bits)
                   for w in ("key", "value")}
         for name, value in caches.items():
             # The op's cache shape counts elements of its type: u4 rows of D/2 bytes hold D elements.
@@ -228,7 +232,8 @@ def run_openvino(case, tensors):
                                        f"converts to [blocks, {have}]")
     else:
         np_dtype = np.float32 if precision == "f32" else np.float16
-        caches = {name: np.ascontiguousarray(tensors[name].numpy().astype(np_dtype)) for name in ("key_cache", "value_cache")}
+        caches = {name: np.ascontiguousarray(tensors[name + before].numpy().astype(np_dtype))
+                  for name in ("key_cache", "value_cache")}
     request = compiled.create_infer_request()
     feeds = {"q": q, "k": k, "v": v,
              "past_lens": np.array(past, np.int32), "subsequence_begins": np.array(starts, np.int32),
@@ -268,7 +273,7 @@ def run_openvino(case, tensors):
 def written_slots(case, tensors):
     """(block, offset) of every slot the op must write: the new tokens' (decode: the last token's)."""
     seq_lens = case.ints("seq_lens")
-    starts = tensors["query_start_loc"].tolist() if case.kernel == "prefix" else list(range(len(seq_lens) + 1))
+    starts = tensors["query_start_loc"].tolist() if case.kernel in PREFILL_KERNELS else list(range(len(seq_lens) + 1))
     slots = []
     for s, n in enumerate(seq_lens):
         for pos in range(n - (starts[s + 1] - starts[s]), n):
@@ -370,7 +375,10 @@ def main(argv=None):
     for case, tensors in for_each_case(goldens, args.cases):
         try:
             out, caches = run_openvino(case, tensors)
-            write_outputs(outputs, case, tensors, {"out": out})
+            # A write_and_attend golden judges the written caches too (bit for bit); a prefix or decode
+            # golden, the attention only (--evidence compares the caches for those).
+            written = caches if case.kernel == "write_and_attend" else {}
+            write_outputs(outputs, case, tensors, {"out": out, **written})
             ran[case.id] = (out, caches)
         except NotInOpenVinoApi as e:
             errors[case.id] = f"harness: not expressible in OpenVINO's op: {e}"

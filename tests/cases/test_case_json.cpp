@@ -213,7 +213,7 @@ TEST_CASE("bad case JSON is an error naming the field") {
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "distribution": "gauss"})",
        "'distribution' = \"gauss\""},
       {R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [3], "query_lens": [1]})",
-       "'query_lens' applies to prefix and reshape_and_cache cases only"},
+       "'query_lens' applies to prefix, reshape_and_cache and write_and_attend cases only"},
       {R"({"kernel": "prefix", "num_heads": 4, "head_size": 64, "dtype": "f16", "query_lens": [1], "seq_lens": [3], "partition_size": 512})",
        "'partition_size' applies to decode cases only"},
       {R"({"kernel": "prefix", "num_heads": 4, "head_size": 64, "dtype": "f16", "query_lens": [5], "seq_lens": [3]})",

@@ -306,7 +306,8 @@ def test_flex_harness_judges_torch_flex_attention(tmp_path):
 
 OPENVINO_SUITE = {
     "suite": "openvino-test",
-    "description": "two cases of examples/cases/openvino.json: decode (f16, GQA, ALiBi) and chunked prefill (f32)",
+    "description": "cases of examples/cases/openvino.json: decode (f16, GQA, ALiBi), chunked prefill (f32, u8) and "
+                   "the fused write and attention (f32, u8: the written caches judged by pao diff)",
     "grids": [
         {"name": "judged", "fixed": {"kv_layout": "hnd", "block_size": 32, "num_heads": 8, "seed": 1},
          "axes": {"case": [
@@ -317,6 +318,10 @@ OPENVINO_SUITE = {
              {"kernel": "prefix", "new_kv_source": "cache", "num_kv_heads": 2, "head_size": 64, "dtype": "f32",
               "query_lens": [40, 23, 1], "seq_lens": [40, 100, 31], "kv_cache_dtype": "u8",
               "kv_quant": {"rule": "openvino", "key": "by_token"}}]}},
+        {"name": "fused", "fixed": {"kernel": "write_and_attend", "kv_layout": "hnd", "block_size": 32, "num_heads": 8,
+                                    "num_kv_heads": 2, "head_size": 64, "dtype": "f32", "new_kv_source": "cache",
+                                    "query_lens": [40, 23, 1], "seq_lens": [40, 100, 31], "seed": 3},
+         "axes": {"cache": [{}, {"kv_cache_dtype": "u8", "kv_quant": {"rule": "openvino", "key": "by_token"}}]}},
     ],
 }
 
@@ -338,12 +343,19 @@ def test_openvino_harness_judges_paged_attention_extension(tmp_path):
         assert "this harness needs openvino==2026.4.1" in r.stderr and "Traceback" not in r.stderr
         assert not (tmp_path / "g").exists()
         return
-    r = run_example("vendor_harness_openvino.py", *common, "--evidence")
+    r = run_example("vendor_harness_openvino.py", *common, "--evidence", "--cases", "[dp]*")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "3 pass, 0 fail, 0 not run" in r.stdout
     # The u8 prefill: OpenVINO's written codes, scales and zero points are pao's rule openvino's, bit for bit.
     assert r.stdout.count("64 of the 64 new tokens' slots hold the golden's values with their scales and zero points") == 2
     assert "slots no token occupies were overwritten too" in r.stdout, r.stdout
+    # The fused goldens: pao diff judges the caches OpenVINO wrote. The u8 codes, scales and zero points
+    # pass bit for bit; the f32 cache fails: its unused value tails were zeroed, named as such.
+    r = run_example("vendor_harness_openvino.py", *common, "--no-generate", "--cases", "write_and_attend-*")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 pass, 1 fail, 0 not run" in r.stdout
+    assert "out passes; value_cache: outside-slots" in r.stdout, r.stdout
+    assert "all in the unused tails of the sequences' last blocks" in r.stdout, r.stdout
     # OpenVINO's own default precision on a CPU with bf16 arithmetic: the u8 case fails pao's f32 bound.
     r = run_example("vendor_harness_openvino.py", *common, "--no-generate", "--cases", "prefix-*-u8-*",
                     "--inference-precision", "default")

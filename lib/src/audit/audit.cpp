@@ -159,9 +159,10 @@ std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const 
   fs::create_directories(options.scratch);
   std::vector<CaseAudit> out;
   for (const auto& c : cases) {
-    // The mutation library plants attention bugs; reshape_and_cache's are tested in
-    // tests/diff/test_diff_cache_write.cpp.
-    if (!kinds::kind_of(c).traits().attends) continue;
+    // The mutation library plants attention bugs into vendors that write attention outputs only;
+    // the cache writes' bugs (reshape_and_cache, write_and_attend) are tested in
+    // tests/diff/test_diff_cache_write.cpp and tests/diff/test_diff_write_and_attend.cpp.
+    if (!kinds::kind_of(c).traits().attends || kinds::kind_of(c).traits().writes_cache) continue;
     CaseAudit a;
     a.case_id = c.id;
     a.dtype_class = dtype_class(c);

@@ -172,13 +172,17 @@ class Fields final : public FieldReader {
   std::string source_;
 };
 
-/// "prefix and reshape_and_cache": the kinds that take `field` as one of their own.
+/// "prefix, reshape_and_cache and write_and_attend": the kinds that take `field` as one of their own.
 std::string kinds_taking(std::string_view field) {
-  std::string out;
+  std::vector<std::string> takers;
   for (const kinds::KernelKind* k : kinds::kernel_kinds()) {
     const auto& own = k->traits().fields;
-    if (std::find(own.begin(), own.end(), field) == own.end()) continue;
-    out += (out.empty() ? "" : " and ") + std::string(k->name());
+    if (std::find(own.begin(), own.end(), field) != own.end()) takers.emplace_back(k->name());
+  }
+  std::string out;
+  for (std::size_t i = 0; i < takers.size(); ++i) {
+    if (i) out += i + 1 == takers.size() ? " and " : ", ";
+    out += takers[i];
   }
   return out;
 }
@@ -466,6 +470,16 @@ Case parse_case_object(const json& j, std::string_view source) {
   if (c.integer_cache())
     if (const auto rule = quant_rule_conditions(c.kv_quant, c.cache_storage_dtype(), c.head_size))
       f.bad("kv_quant", *rule);
+  if (c.integer_cache() && kind->traits().writes_cache)
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      if (c.kv_quant.of(t).granularity == QuantGranularity::by_channel)
+        f.bad("kv_quant",
+              std::string("\"") + (t == CacheTensor::key ? "key" : "value") + "\" = \"by_channel\"" +
+                  (f.has("kv_quant") ? "" : " (the default of the key)") + ": a " + kernel +
+                  " case writes tokens into partly filled blocks, and a by_channel block's scales "
+                  "span its tokens (the write would requantise the others, which pao does not "
+                  "model yet); give kv_quant \"" +
+                  (t == CacheTensor::key ? "key" : "value") + "\": \"by_token\" or \"group_<G>\"");
   if (c.integer_cache() && !f.has("kv_quant")) {
     for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
       if (const auto rule = tensor_quant_rule(c.kv_quant.of(t), c.head_size)) f.bad("kv_quant", *rule);

@@ -430,6 +430,29 @@ PrefixCase make_prefix_case(const Case& spec) {
   return with_pool(std::move(c), pool);
 }
 
+void write_new_tokens(PrefixCase& step) {
+  reshape_and_cache(step.key, step.value, step.key_cache, step.value_cache, step.slot_mapping,
+                    step.spec.kv_layout, attention_options(step.spec, {}, step.quant));
+  step.spec.cache_new_tokens = true;
+}
+
+WriteAndAttendCase make_write_and_attend_case(const Case& spec) {
+  check_case(spec, CaseKernel::write_and_attend);
+  // The prefix step of these lengths with the new tokens not yet written, then their write.
+  Case step = spec;
+  step.kernel = CaseKernel::prefix;
+  step.cache_new_tokens = false;
+  WriteAndAttendCase w{make_prefix_case(step), {}, {}, {}};
+  w.key_cache_before = Tensor::copy_of(w.step.key_cache.view());
+  w.value_cache_before = Tensor::copy_of(w.step.value_cache.view());
+  if (spec.integer_cache())
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true})
+        w.quant_before.param(t, zp) = Tensor::copy_of(w.step.quant.param(t, zp).view());
+  write_new_tokens(w.step);
+  return w;
+}
+
 ReshapeCase make_reshape_case(const Case& spec) {
   check_case(spec, CaseKernel::reshape_and_cache);
   require(!spec.integer_cache(), "case ", spec.id, ": a reshape_and_cache case with an integer cache (",

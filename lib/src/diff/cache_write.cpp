@@ -11,13 +11,24 @@
 
 #include "pao/numerics/element.hpp"
 #include "pao/numerics/formats.hpp"
+#include "pao/numerics/kv_quant.hpp"
 
 namespace pao::diff {
 
 namespace {
 
 /// What a wrong element of a mapped slot is, besides wrong.
-enum Kind : std::size_t { kScaleIgnored, kDoubleRounding, kOneUlp, kNotWritten, kOutside, kOther, kKinds };
+/// kTail: an unmapped slot in the unused tail of a sequence's last block (a kOutside too).
+enum Kind : std::size_t {
+  kScaleIgnored,
+  kDoubleRounding,
+  kOneUlp,
+  kNotWritten,
+  kTail,
+  kOutside,
+  kOther,
+  kKinds
+};
 
 /// The code of v in the quantised cache format cd (one rounding), and the value of a code.
 std::uint8_t fp8_code(DType cd, float v) {
@@ -123,6 +134,14 @@ class CacheComparison {
       const auto slot = static_cast<std::int64_t>(sm.at({t}));
       if (slot >= 0) token_of_slot_[slot] = t;
     }
+    if (!in_.block_tables || !in_.seq_lens) return;
+    for (std::int32_t s = 0; s < c_.num_seqs; ++s) {  // positions past seq_len in its last block
+      const auto n = static_cast<std::int64_t>(in_.seq_lens->at({s}));
+      for (std::int64_t pos = n; pos % c_.block_size != 0; ++pos) {
+        const auto block = static_cast<std::int64_t>(in_.block_tables->at({s, pos / c_.block_size}));
+        tail_of_slot_[block * c_.block_size + pos % c_.block_size] = {s, pos};
+      }
+    }
   }
 
   /// Counts, for every explanation, the mismatches it is consistent with (one mismatch may fit
@@ -130,6 +149,7 @@ class CacheComparison {
   /// that explains them all.
   void classify(const Mismatch& m, std::int64_t off) {
     if (m.token < 0) {
+      if (tail_of_slot_.count(m.block * c_.block_size + m.offset)) count(kTail, m);
       count(kOutside, m);
       return;
     }
@@ -170,6 +190,10 @@ class CacheComparison {
       const std::int32_t first = c_.query_start_locs()[static_cast<std::size_t>(s)];
       os << "token " << m.token << " (seq " << s << ", position "
          << c_.context_len(static_cast<std::size_t>(s)) + (m.token - first) << ") -> ";
+    } else if (const auto tail = tail_of_slot_.find(m.block * c_.block_size + m.offset);
+               tail != tail_of_slot_.end()) {
+      os << "no token (the unused tail of seq " << tail->second.first << "'s last block: position "
+         << tail->second.second << ", past its " << in_.seq_lens->at({tail->second.first}) << " tokens) at ";
     } else {
       os << "no token (unmapped) at ";
     }
@@ -237,6 +261,10 @@ class CacheComparison {
         {kOneUlp, Pattern::one_ulp,
          "the code is one fp8 code from the right one: another rounding of x / scale"},
         {kNotWritten, Pattern::not_written, "the mapped slot still holds what it held before the write"},
+        {kTail, Pattern::outside_slots,
+         "slots no token maps to were written, all in the unused tails of the sequences' last blocks "
+         "(past each seq_len: no reader looks at them before a token is written there, but they are "
+         "outside slot_mapping)"},
         {kOutside, Pattern::outside_slots,
          "a slot no token maps to was written (a -1 padding row, a wrong slot)"},
         {kOther, Pattern::scattered, "another value"},
@@ -272,6 +300,7 @@ class CacheComparison {
   const std::size_t es_;
   PagedCacheLayout layout_;
   std::map<std::int64_t, std::int64_t> token_of_slot_;
+  std::map<std::int64_t, std::pair<std::int32_t, std::int64_t>> tail_of_slot_;  // slot -> (seq, position)
   std::vector<std::int32_t> seq_of_token_;
   std::int64_t kinds_[kKinds] = {};
   Mismatch example_[kKinds] = {};  // the first mismatch of each kind
@@ -280,5 +309,110 @@ class CacheComparison {
 }  // namespace
 
 TensorReport compare_cache_write(const CacheWriteInput& in) { return CacheComparison(in).run(); }
+
+namespace {
+
+/// The granularity whose param tensor has `shape` [num_blocks, num_kv_heads, tokens, groups], or "".
+std::string granularity_of_shape(const Shape& shape, std::int64_t head_size, std::int64_t block_size) {
+  if (shape.size() != 4) return "";
+  if (shape[2] == 1 && shape[3] == head_size) return "by_channel";
+  if (shape[2] != block_size || shape[3] < 1 || head_size % shape[3] != 0) return "";
+  return shape[3] == 1 ? "by_token" : "group_" + std::to_string(head_size / shape[3]);
+}
+
+}  // namespace
+
+TensorReport compare_quant_param_write(const QuantParamWriteInput& in) {
+  const cases::Case& c = *in.golden_case;
+  const TensorQuant& tq = c.kv_quant.of(in.which);
+  const std::string tensor = in.which == CacheTensor::key ? "key" : "value";
+  TensorReport r;
+  r.name = std::string(quant_param_name(in.which, in.zero_point));
+  r.actual_name = in.actual_name;
+  r.reference = "the golden's " + r.name + " (bit for bit)";
+  r.policy.rule = Rule::bitwise;
+  r.golden_dtype = in.expected->dtype();
+  r.actual_dtype = in.actual->dtype();
+  r.shape = in.expected->shape();
+  if (in.actual->shape() != r.shape) {
+    const std::string theirs = granularity_of_shape(in.actual->shape(), c.head_size, c.block_size);
+    r.problem = "shape " + shape_to_string(in.actual->shape()) + ", the golden's " +
+                shape_to_string(r.shape) + " (kv_quant." + tensor + " " + to_string(tq) +
+                "): the vendor quantised the " + tensor + " cache another way" +
+                (theirs.empty() ? "" : " (its shape is " + tensor + " " + theirs + "'s)") +
+                "; its codes mean something else than the golden's";
+    return r;
+  }
+  if (r.actual_dtype != r.golden_dtype) {
+    r.problem = "dtype " + std::string(dtype_name(r.actual_dtype)) + ", the golden's " +
+                std::string(dtype_name(r.golden_dtype)) + " (kv_quant." +
+                (in.zero_point ? "zero_point_dtype" : "scale_dtype") + ")";
+    return r;
+  }
+  const QuantParamLayout pl = quant_param_layout(tq, c.num_kv_heads, c.head_size, c.block_size);
+  std::map<std::int64_t, std::int64_t> token_of_slot;
+  for (std::int64_t t = 0; t < in.slot_mapping->size(0); ++t) {
+    const auto slot = static_cast<std::int64_t>(in.slot_mapping->at({t}));
+    if (slot >= 0) token_of_slot[slot] = t;
+  }
+  const std::size_t es = dtype_size(r.golden_dtype);
+  auto bits = [&](const Tensor& t, std::int64_t e) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, t.bytes() + e * static_cast<std::int64_t>(es), es);
+    return v;
+  };
+  std::int64_t not_written = 0, outside = 0;
+  std::string first;
+  const std::int64_t tokens = tq.granularity == QuantGranularity::by_channel ? 1 : c.block_size;
+  for (std::int64_t b = 0; b < r.shape[0]; ++b)
+    for (std::int64_t h = 0; h < c.num_kv_heads; ++h)
+      for (std::int64_t o = 0; o < tokens; ++o)
+        for (std::int64_t d = 0; d < c.head_size; d += pl.dims_per_param) {
+          const std::int64_t e = pl.offset(b, h, o, d);
+          ++r.compared;
+          const std::uint64_t want = bits(*in.expected, e), got = bits(*in.actual, e);
+          if (want == got) continue;
+          ++r.mismatched;
+          const auto it = token_of_slot.find(b * c.block_size + o);
+          const bool mapped = it != token_of_slot.end();
+          not_written += mapped && got == bits(*in.before, e);
+          outside += !mapped;
+          if (first.empty()) {
+            std::ostringstream os;
+            if (mapped)
+              os << "token " << it->second << " -> ";
+            else
+              os << "no token (unmapped) at ";
+            os << "block " << b << " offset " << o << ", kv head " << h << ", dims " << d << ".."
+               << d + pl.dims_per_param - 1 << ": actual "
+               << in.actual->at({b, h, tokens == 1 ? 0 : o, d / pl.dims_per_param}) << ", expected "
+               << in.expected->at({b, h, tokens == 1 ? 0 : o, d / pl.dims_per_param});
+            first = os.str();
+          }
+        }
+  r.passed = r.mismatched == 0;
+  if (r.passed) {
+    r.verdict = {Pattern::none, "no mismatch"};
+    return r;
+  }
+  r.failed_criteria.push_back("bitwise");
+  std::ostringstream detail;
+  if (not_written == r.mismatched) {
+    detail << "every mismatch (" << r.mismatched << "): the mapped slot's " << r.name
+           << " still holds what it held before the write; first at " << first;
+    r.verdict = {Pattern::not_written, detail.str()};
+  } else if (outside == r.mismatched) {
+    detail << "every mismatch (" << r.mismatched << "): a slot no token maps to has its " << r.name
+           << " written; first at " << first;
+    r.verdict = {Pattern::outside_slots, detail.str()};
+  } else {
+    detail << r.mismatched << " mismatches (" << not_written << " not written, " << outside
+           << " in unmapped slots): another " << (in.zero_point ? "zero point" : "scale")
+           << " than the golden's rule (kv_quant rule " << rule_name(c.kv_quant.rule) << ", rounding "
+           << rounding_name(c.kv_quant.rounding) << "); first at " << first;
+    r.verdict = {Pattern::scattered, detail.str()};
+  }
+  return r;
+}
 
 }  // namespace pao::diff

@@ -48,7 +48,7 @@ std::string join(const std::vector<std::string>& v) {
 std::vector<std::string> comparable_outputs(const kinds::KernelKind& kind) {
   std::vector<std::string> out;
   for (const auto& o : kind.traits().outputs)
-    if (o.judged != Judged::exact_reference) out.emplace_back(o.name);
+    if (o.judged != Judged::exact_reference && o.judged != Judged::cache) out.emplace_back(o.name);
   return out;
 }
 
@@ -218,16 +218,20 @@ void account_absent_outputs(CaseReport& rep, const kinds::KernelKind& kind,
   for (const auto& name : dropped_partials) rep.not_compared.push_back(name + " (another partitioning)");
 }
 
-/// reshape_and_cache: the vendor's written caches, bit for bit (diff/cache_write.hpp).
-void diff_cache_write(CaseReport& rep, const cases::Case& gc, const GoldenView& g,
-                      const golden::TensorFile& actual) {
-  std::vector<std::string> names;
+/// A cache-writing kind's written caches, bit for bit (diff/cache_write.hpp), an integer cache's
+/// scales and zero points too; each one ACTUAL lacks fails as absent. Returns whether ACTUAL holds
+/// any of them (an attending kind's diff then does without its attention outputs).
+bool diff_cache_write(CaseReport& rep, const kinds::KernelKind& kind, const cases::Case& gc,
+                      const GoldenView& g, const golden::TensorFile& actual) {
+  const bool attends = kind.traits().attends;
   const auto& inputs = golden::golden_input_names(gc.kernel);
-  for (const auto& name : actual.names())
-    if (name != "key_cache" && name != "value_cache" &&
-        std::find(inputs.begin(), inputs.end(), name) == inputs.end())
-      rep.notes.push_back("ignored '" + name +
-                          "': a reshape_and_cache case compares key_cache and value_cache");
+  if (!attends)  // an attending kind's diff notes the names it does not know
+    for (const auto& name : actual.names())
+      if (name != "key_cache" && name != "value_cache" &&
+          std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+        rep.notes.push_back("ignored '" + name + "': a " + std::string(kind.name()) +
+                            " case compares key_cache and value_cache");
+  std::vector<std::string> names;
   for (const CacheTensor which : {CacheTensor::key, CacheTensor::value}) {
     const bool key = which == CacheTensor::key;
     const std::string name = key ? "key_cache" : "value_cache";
@@ -242,18 +246,43 @@ void diff_cache_write(CaseReport& rep, const cases::Case& gc, const GoldenView& 
     in.before = &g.tensor(key ? "key_cache_before" : "value_cache_before");
     in.expected = &g.tensor(name);
     in.actual = &vendor;
+    in.block_tables = &g.tensor("block_tables");
+    in.seq_lens = &g.tensor("seq_lens");
     rep.tensors.push_back(compare_cache_write(in));
     names.push_back(name);
   }
-  if (names.empty())
-    fail(actual.path().string(),
-         ": holds none of the outputs of a reshape_and_cache case (key_cache, value_cache); it has: ",
-         join(actual.names()));
-  for (const std::string name : {"key_cache", "value_cache"})
+  if (gc.integer_cache())
+    for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true}) {
+        const std::string name(quant_param_name(which, zp));
+        if (!actual.has(name)) continue;
+        const Tensor vendor = actual.read(name);
+        QuantParamWriteInput in;
+        in.golden_case = &gc;
+        in.which = which;
+        in.zero_point = zp;
+        in.actual_name = name;
+        in.slot_mapping = &g.tensor("slot_mapping");
+        in.before = &g.tensor(name + "_before");
+        in.expected = &g.tensor(name);
+        in.actual = &vendor;
+        rep.tensors.push_back(compare_quant_param_write(in));
+        names.push_back(name);
+      }
+  if (names.empty() && !attends)
+    fail(actual.path().string(), ": holds none of the outputs of a ", kind.name(),
+         " case (key_cache, value_cache); it has: ", join(actual.names()));
+  std::vector<std::string> expected = {"key_cache", "value_cache"};
+  if (gc.integer_cache())
+    for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true}) expected.emplace_back(quant_param_name(which, zp));
+  for (const std::string& name : expected)
     if (std::find(names.begin(), names.end(), name) == names.end())
-      rep.tensors.push_back(absent_output(name, "the " + name.substr(0, name.find('_')) +
-                                                    " cache's write was not checked: a cache write "
-                                                    "writes both caches"));
+      rep.tensors.push_back(absent_output(
+          name, "the " + name.substr(0, name.find('_')) +
+                    " cache's write was not checked: a cache write writes " +
+                    (gc.integer_cache() ? "both caches, their scales and zero points" : "both caches")));
+  return !names.empty();
 }
 
 /// The most telling verdict among the failing tensors (pattern.hpp's specificity; the first on
@@ -357,8 +386,8 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
   rep.actual = actual_path;
   rep.dtype_path = dtype_path_of(gc);
   const kinds::KernelKind& kind = kinds::kind_of(gc);
+  const bool wrote = kind.traits().writes_cache && diff_cache_write(rep, kind, gc, g, actual);
   if (!kind.traits().attends) {  // its outputs are the caches it writes
-    diff_cache_write(rep, gc, g, actual);
     name_cause(rep);
     return rep;
   }
@@ -370,6 +399,8 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
   const auto& inputs = golden::golden_input_names(gc.kernel);
   for (const auto& name : actual.names()) {
     const std::string canonical = canonical_output_name(name, gc.kernel);
+    const kinds::OutputSpec* spec = canonical.empty() ? nullptr : kind.output(canonical);
+    if (spec && spec->judged == Judged::cache) continue;  // diff_cache_write's
     if (canonical.empty()) {
       const bool known = name == "out_exact" || std::find(inputs.begin(), inputs.end(), name) != inputs.end();
       if (!known)
@@ -381,7 +412,7 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
     if (!inserted)
       rep.notes.push_back("ignored '" + name + "': '" + it->second + "' already provides " + canonical);
   }
-  if (present.empty()) {
+  if (present.empty() && !wrote) {
     std::vector<std::string> vllm_names;  // the partials' vLLM argument names
     for (const auto& o : kind.traits().outputs)
       if (o.judged == Judged::partial && !o.aliases.empty()) vllm_names.emplace_back(o.aliases.front());

@@ -60,10 +60,10 @@ class Checker {
 
   InvariantReport run() {
     read_lengths();
-    if (!kind_.traits().attends) {  // its outputs are the caches it writes
+    if (kind_.traits().writes_cache) {  // outputs of its own: the caches it writes
       report_.cache_write = true;
       check_cache_write();
-      return finish();
+      if (!kind_.traits().attends) return finish();
     }
     const Shape out_shape{c_.num_tokens(), c_.num_heads, c_.head_size};
     // A golden written with --outputs holds some outputs only: those are checked, against the
@@ -91,25 +91,33 @@ class Checker {
   }
 
  private:
-  /// reshape_and_cache: the caches after are the caches before with vLLM's write applied, bit for
-  /// bit (recomputed here with pao::reshape_and_cache).
+  /// reshape_and_cache, write_and_attend: the caches after (an integer cache's scales and zero
+  /// points too) are the caches before with vLLM's write applied, bit for bit (recomputed here with
+  /// pao::reshape_and_cache).
   void check_cache_write() {
     const Tensor key = file_.read("key"), value = file_.read("value"), slots = file_.read("slot_mapping");
     Tensor key_after = file_.read("key_cache_before"), value_after = file_.read("value_cache_before");
-    const Tensor key_before = Tensor::copy_of(key_after.view()),
-                 value_before = Tensor::copy_of(value_after.view());
+    std::vector<std::pair<std::string, Tensor*>> written_tensors = {{"key_cache", &key_after},
+                                                                    {"value_cache", &value_after}};
+    cases::QuantParamTensors params;  // an integer cache's, before and then after the write
+    if (c_.integer_cache())
+      for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+        for (const bool zp : {false, true}) {
+          const std::string name(quant_param_name(t, zp));
+          params.param(t, zp) = file_.read(name + "_before");
+          written_tensors.emplace_back(name, &params.param(t, zp));
+        }
     try {
       reshape_and_cache(key, value, key_after, value_after, slots, c_.kv_layout,
-                        cases::attention_options(c_, {}));
+                        cases::attention_options(c_, {}, params));
     } catch (const Error& e) {
       violation("slot_mapping", "",
                 std::string("shapes: reshape_and_cache refuses the golden's inputs: ") + e.what());
       return;
     }
-    for (const bool k : {true, false}) {
-      const std::string name = k ? "key_cache" : "value_cache";
+    for (const auto& [name, after] : written_tensors) {
       const Tensor golden = file_.read(name);
-      const Tensor& written = k ? key_after : value_after;
+      const Tensor& written = *after;
       if (golden.dtype() != written.dtype() || golden.shape() != written.shape()) {
         violation(name, "",
                   "shapes: " + std::string(dtype_name(golden.dtype())) + " " +

@@ -140,9 +140,10 @@ Tensor input(const GoldenTensors& g, const char* name) {
 
 /// An integer cache's scales and zero points (empty tensors for other caches).
 template <typename Input>
-void read_quant_params(cases::QuantParamTensors& q, Input&& input) {
+void read_quant_params(cases::QuantParamTensors& q, Input&& input, std::string_view suffix = "") {
   for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-    for (const bool zp : {false, true}) q.param(t, zp) = input(std::string(quant_param_name(t, zp)).c_str());
+    for (const bool zp : {false, true})
+      q.param(t, zp) = input((std::string(quant_param_name(t, zp)) + std::string(suffix)).c_str());
 }
 
 /// A decode / prefix case from its spec and its inputs, `input(name)` giving each (an empty tensor
@@ -178,6 +179,32 @@ cases::PrefixCase prefix_case_from(const cases::Case& spec, Input&& input) {
   return c;
 }
 
+/// A write_and_attend case from its inputs: the caches before, then the new tokens' write.
+template <typename Input>
+cases::WriteAndAttendCase write_and_attend_case_from(const cases::Case& spec, Input&& input) {
+  cases::WriteAndAttendCase w;
+  cases::PrefixCase& c = w.step;
+  c.spec = spec;
+  c.spec.kernel = cases::CaseKernel::prefix;
+  c.spec.cache_new_tokens = false;
+  c.query = input("query");
+  c.key = input("key");
+  c.value = input("value");
+  c.key_cache = input("key_cache_before");
+  c.value_cache = input("value_cache_before");
+  c.block_tables = input("block_tables");
+  c.seq_lens = input("seq_lens");
+  c.query_start_loc = input("query_start_loc");
+  c.alibi_slopes = input("alibi_slopes");
+  c.slot_mapping = input("slot_mapping");
+  read_quant_params(c.quant, input, "_before");
+  w.key_cache_before = Tensor::copy_of(c.key_cache.view());
+  w.value_cache_before = Tensor::copy_of(c.value_cache.view());
+  read_quant_params(w.quant_before, input, "_before");
+  cases::write_new_tokens(c);
+  return w;
+}
+
 /// The golden at `path`, checked to be one of `kernel`, and a reader of its inputs only.
 struct GoldenInputs {
   TensorFile file;
@@ -190,7 +217,7 @@ struct GoldenInputs {
            "), not of the ", cases::to_string(kernel), " kernel");
   }
   Tensor operator()(const char* name) const {
-    return !kinds::golden_input_applies(spec, name) && !file.has(name) ? Tensor() : file.read(name);
+    return !kinds::golden_tensor_applies(spec, name) && !file.has(name) ? Tensor() : file.read(name);
   }
 };
 
@@ -206,6 +233,12 @@ cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::prefix, "golden ", g.golden_case.id,
           ": not a prefix case");
   return prefix_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
+}
+
+cases::WriteAndAttendCase write_and_attend_case_of(const GoldenTensors& g) {
+  require(g.golden_case.kernel == cases::CaseKernel::write_and_attend, "golden ", g.golden_case.id,
+          ": not a write_and_attend case");
+  return write_and_attend_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
 }
 
 cases::DecodeCase load_decode_case(const fs::path& path) {

@@ -91,7 +91,7 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
   // integer cache.
   std::vector<std::string> inputs;
   for (const auto& n : golden_input_names(c.kernel))
-    if (kinds::golden_input_applies(c, n)) inputs.push_back(n);
+    if (kinds::golden_tensor_applies(c, n)) inputs.push_back(n);
   put(m, "inputs", join(inputs));
   put(m, "outputs", join(outputs));  // the rest are recomputed from the inputs when needed
   kind.write_metadata(c, m);
@@ -179,7 +179,9 @@ double estimated_peak_memory(const Case& c) {
 GoldenTensors make_golden(const Case& c, const OutputSelection& outputs) {
   GoldenTensors g;
   g.golden_case = c;
-  const std::vector<std::string> names = selected_output_names(c.kernel, outputs);
+  std::vector<std::string> names;
+  for (auto& name : selected_output_names(c.kernel, outputs))
+    if (kinds::golden_tensor_applies(c, name)) names.push_back(std::move(name));
   kinds::kind_of(c).build_golden(c, names, g);
   g.metadata = make_metadata(c, g, names);
   return g;
@@ -188,7 +190,7 @@ GoldenTensors make_golden(const Case& c, const OutputSelection& outputs) {
 std::vector<std::string> missing_outputs(const GoldenTensors& g) {
   std::vector<std::string> missing;
   for (const auto& name : golden_output_names(g.golden_case.kernel))
-    if (!g.find(name)) missing.push_back(name);
+    if (!g.find(name) && kinds::golden_tensor_applies(g.golden_case, name)) missing.push_back(name);
   return missing;
 }
 

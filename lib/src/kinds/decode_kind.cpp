@@ -79,7 +79,8 @@ class DecodeKind final : public KernelKind {
  public:
   DecodeKind()
       : KernelKind(KindTraits{cases::CaseKernel::decode, "decode", "paged_attention_v1/v2", true, false, true,
-                              false, kVllmRules, kVariants, kFields, kInputs, kOutputs, kVendorOutputs}) {}
+                              false, false, kVllmRules, kVariants, kFields, kInputs, kOutputs,
+                              kVendorOutputs}) {}
 
   void read_fields(const cases::FieldReader& f, cases::Case& c) const override {
     const KernelTuning vllm;

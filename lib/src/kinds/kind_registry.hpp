@@ -8,5 +8,6 @@ namespace pao::kinds::detail {
 const KernelKind& decode_kind();
 const KernelKind& prefix_kind();
 const KernelKind& reshape_and_cache_kind();
+const KernelKind& write_and_attend_kind();
 
 }  // namespace pao::kinds::detail

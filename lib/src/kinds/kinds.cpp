@@ -33,7 +33,8 @@ bool KernelKind::runs_as(KernelVariant v) const {
 
 std::span<const KernelKind* const> kernel_kinds() {
   static const KernelKind* const kinds[] = {&detail::decode_kind(), &detail::prefix_kind(),
-                                            &detail::reshape_and_cache_kind()};
+                                            &detail::reshape_and_cache_kind(),
+                                            &detail::write_and_attend_kind()};
   return kinds;
 }
 
@@ -62,11 +63,15 @@ std::string kind_names() {
   return out;
 }
 
-bool golden_input_applies(const cases::Case& c, std::string_view name) {
+bool golden_tensor_applies(const cases::Case& c, std::string_view name) {
   if (name == "alibi_slopes") return c.alibi;
   for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-    for (const bool zp : {false, true})
-      if (name == quant_param_name(t, zp)) return c.integer_cache();
+    for (const bool zp : {false, true}) {
+      const std::string_view param = quant_param_name(t, zp);  // and the write's param_before
+      if (name.substr(0, param.size()) == param &&
+          (name.size() == param.size() || name.substr(param.size()) == "_before"))
+        return c.integer_cache();
+    }
   return true;
 }
 

@@ -32,6 +32,7 @@ class ReshapeAndCacheKind final : public KernelKind {
                               true,
                               false,
                               true,
+                              true,
                               {},
                               {},
                               kFields,

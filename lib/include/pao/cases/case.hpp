@@ -28,8 +28,9 @@ namespace pao::cases {
 
 /// The kernel kind of a case, the index of the table of kinds (pao/kinds/kernel_kind.hpp, which
 /// says everything else about each): decode (paged_attention_v1/v2), prefix
-/// (context_attention_fwd), reshape_and_cache (the cache write of a prefix step, no attention).
-enum class CaseKernel : std::uint8_t { decode, prefix, reshape_and_cache };
+/// (context_attention_fwd), reshape_and_cache (the cache write of a prefix step, no attention),
+/// write_and_attend (the write and the prefix attention in one call: OpenVINO's PagedAttention).
+enum class CaseKernel : std::uint8_t { decode, prefix, reshape_and_cache, write_and_attend };
 /// The kind's name ("decode").
 std::string to_string(CaseKernel kernel);
 

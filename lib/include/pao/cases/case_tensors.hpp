@@ -73,10 +73,26 @@ struct ReshapeCase {
   Tensor block_tables, seq_lens;                // where each sequence's slots are
 };
 
+/// The fused cache write and attention of a prefix step (kernel write_and_attend, OpenVINO's
+/// PagedAttention): the caches as the context left them (the new tokens' slots poisoned), and the
+/// prefix step after the new tokens' write (step's key_cache, value_cache and quant: the caches
+/// after, which its attention reads).
+struct WriteAndAttendCase {
+  PrefixCase step;
+  Tensor key_cache_before, value_cache_before;
+  QuantParamTensors quant_before;  // integer caches
+};
+
 /// Throws pao::Error for a case of the other kernel or with inconsistent lengths.
 DecodeCase make_decode_case(const Case& c);
 PrefixCase make_prefix_case(const Case& c);
 ReshapeCase make_reshape_case(const Case& c);
+WriteAndAttendCase make_write_and_attend_case(const Case& c);
+
+/// A prefix step's new tokens (key, value) written into its caches at slot_mapping with
+/// pao::reshape_and_cache (an integer cache's scales and zero points too): what
+/// make_write_and_attend_case and a golden's recomputation both do.
+void write_new_tokens(PrefixCase& step);
 
 /// The blocks of a case's paged pool: num_blocks when the case gives it, else the blocks its
 /// sequences need plus one spare per sequence.

@@ -23,9 +23,29 @@ struct CacheWriteInput {
   const Tensor* before = nullptr;        // the cache before the write
   const Tensor* expected = nullptr;      // the golden's cache after it
   const Tensor* actual = nullptr;        // the vendor's (an fp8 cache may come as u8 bits)
+  /// Where each sequence's slots are (the golden's block_tables, seq_lens): an unmapped slot in the
+  /// unused tail of a sequence's last block is named as such. Optional.
+  const Tensor* block_tables = nullptr;
+  const Tensor* seq_lens = nullptr;
 };
 
 /// The report of one cache (name "key_cache" / "value_cache", rule bitwise).
 TensorReport compare_cache_write(const CacheWriteInput& in);
+
+/// An integer cache's written scales or zero points (key_cache_scale, ...): the vendor's against
+/// the golden's after the write, bit for bit. A vendor whose tensor has another shape or dtype
+/// quantised another way than the golden's kv_quant: the report says which (never a silent
+/// dequantisation and a comparison of values).
+struct QuantParamWriteInput {
+  const cases::Case* golden_case = nullptr;
+  CacheTensor which = CacheTensor::key;
+  bool zero_point = false;
+  std::string actual_name;
+  const Tensor* slot_mapping = nullptr;  // [rows] i64, -1 = padding
+  const Tensor* before = nullptr;        // the params before the write
+  const Tensor* expected = nullptr;      // the golden's after it
+  const Tensor* actual = nullptr;        // the vendor's
+};
+TensorReport compare_quant_param_write(const QuantParamWriteInput& in);
 
 }  // namespace pao::diff

@@ -63,6 +63,8 @@ GoldenTensors read_golden(const TensorFile& file, bool complete = true);
 /// kernels on them again: the diff's exact V2 partials, the audit's legitimate variations.
 cases::DecodeCase decode_case_of(const GoldenTensors& golden);
 cases::PrefixCase prefix_case_of(const GoldenTensors& golden);
+/// A write_and_attend golden's inputs with the new tokens written again: the step the attention reads.
+cases::WriteAndAttendCase write_and_attend_case_of(const GoldenTensors& golden);
 
 /// A golden file (.safetensors or npy folder) as a case ready to run, in one call: its inputs
 /// (only those; its outputs are not read) and its case, so that `c.args()` are the DecodeArgs /

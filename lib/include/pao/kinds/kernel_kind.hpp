@@ -57,6 +57,7 @@ struct KindTraits {
   bool attends;              // queries and heads: attention options, out / out_exact, the flash rule
   bool new_tokens;           // query_lens: the new tokens of each sequence (rows of query / key / value)
   bool partitioned;          // V2's partitions: partition_size, the partials, the reduce
+  bool writes_cache;         // its outputs include the caches it writes (key_cache_before in, key_cache out)
   bool any_head_size;        // any head size (vLLM's Triton kernel pads it); else vLLM's decode list
   std::span<const cases::VllmRule> vllm_rules;  // where vLLM's op computes something else (vllm_compat.hpp)
   std::span<const KernelVariant> variants;      // how it runs: the plans, the simulator, the CUDA kernels
@@ -153,9 +154,10 @@ const KernelKind* find_kind(std::string_view name);
 /// "\"decode\", \"prefix\" or \"reshape_and_cache\"": the kinds a case JSON may name.
 std::string kind_names();
 
-/// Whether a golden of case `c` holds its kind's input `name`: alibi_slopes only with ALiBi, the
-/// scales and zero points (key_cache_scale, ...) only with an integer cache, every other always.
-bool golden_input_applies(const cases::Case& c, std::string_view name);
+/// Whether a golden of case `c` holds its kind's input or output `name`: alibi_slopes only with
+/// ALiBi, the scales and zero points (key_cache_scale, key_cache_scale_before, ...) only with an
+/// integer cache, every other always.
+bool golden_tensor_applies(const cases::Case& c, std::string_view name);
 
 /// Moves an integer cache's param tensors into a golden's tensor list under their names (nothing
 /// for other caches).

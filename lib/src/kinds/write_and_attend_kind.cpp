@@ -1,0 +1,143 @@
+// The write_and_attend kind: the new tokens' K / V written into the paged cache and attended in
+// one call — OpenVINO's PagedAttentionExtension, vLLM's CPU backends, many serving stacks' fused
+// prefill. What it computes is vLLM's reshape_and_cache followed by context_attention_fwd; its
+// golden holds the caches before (inputs) and after (outputs, judged bit for bit like
+// reshape_and_cache's, an integer cache's written scales and zero points too) beside the
+// attention outputs.
+#include "kinds/kind_helpers.hpp"
+#include "kinds/kind_registry.hpp"
+#include "kinds/prefix_step.hpp"
+#include "pao/cases/case_tensors.hpp"
+#include "pao/golden/reader.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/kernels/prefix_attention.hpp"
+
+namespace pao::kinds::detail {
+
+namespace {
+
+constexpr std::string_view kKernelOutput = "write_and_attend.out";
+constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
+constexpr std::string_view kFields[] = {"query_lens",   "block_m",       "block_n",
+                                        "context_tile", "max_query_len", "new_kv_source"};
+constexpr std::string_view kInputs[] = {"query",
+                                        "key",
+                                        "value",
+                                        "key_cache_before",
+                                        "value_cache_before",
+                                        "slot_mapping",
+                                        "block_tables",
+                                        "seq_lens",
+                                        "query_start_loc",
+                                        "alibi_slopes",
+                                        "key_cache_scale_before",
+                                        "key_cache_zero_point_before",
+                                        "value_cache_scale_before",
+                                        "value_cache_zero_point_before"};
+using J = OutputSpec::Judged;
+constexpr std::string_view kOutAliases[] = {"output", "o"};
+constexpr OutputSpec kOutputs[] = {
+    {"out", kOutAliases, RowLayout::per_token, J::final_output, "exact"},
+    {"out_exact", {}, RowLayout::per_token, J::exact_reference, "exact"},
+    {kKernelOutput, {}, RowLayout::per_token, J::final_output, "prefix"},
+    {"key_cache", {}, RowLayout::cache, J::cache, ""},
+    {"value_cache", {}, RowLayout::cache, J::cache, ""},
+    {"key_cache_scale", {}, RowLayout::cache, J::cache, ""},
+    {"key_cache_zero_point", {}, RowLayout::cache, J::cache, ""},
+    {"value_cache_scale", {}, RowLayout::cache, J::cache, ""},
+    {"value_cache_zero_point", {}, RowLayout::cache, J::cache, ""},
+};
+
+constexpr std::string_view kVendorOutputs[] = {
+    kKernelOutput,          "key_cache",         "value_cache",           "key_cache_scale",
+    "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point"};
+
+/// The outputs of `names` of a written step: the attention's and the caches after the write.
+NamedTensors written_step_outputs(cases::PrefixCase& step, const std::vector<std::string>& names) {
+  NamedTensors t = prefix_step_outputs(step, names, kKernelOutput);
+  if (wanted(names, "key_cache")) t.emplace_back("key_cache", std::move(step.key_cache));
+  if (wanted(names, "value_cache")) t.emplace_back("value_cache", std::move(step.value_cache));
+  if (step.spec.integer_cache())
+    for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true}) {
+        const std::string name(quant_param_name(which, zp));
+        if (wanted(names, name)) t.emplace_back(name, std::move(step.quant.param(which, zp)));
+      }
+  return t;
+}
+
+class WriteAndAttendKind final : public PrefixStepKind {
+ public:
+  WriteAndAttendKind()
+      : PrefixStepKind(
+            KindTraits{cases::CaseKernel::write_and_attend, "write_and_attend",
+                       "reshape_and_cache + context_attention_fwd", true, true, false, true, true,
+                       prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs, kVendorOutputs},
+            false) {}
+
+  std::string describe(const cases::Case& c) const override {
+    return ", " + std::to_string(c.num_tokens()) + " tokens written and attended" + describe_prefix_step(c);
+  }
+
+  void build_golden(const cases::Case& c, const std::vector<std::string>& outputs,
+                    golden::GoldenTensors& g) const override {
+    cases::WriteAndAttendCase w = cases::make_write_and_attend_case(c);
+    cases::PrefixCase& s = w.step;
+    NamedTensors computed = written_step_outputs(s, outputs);
+    auto& t = g.tensors;
+    t.emplace_back("query", std::move(s.query));
+    t.emplace_back("key", std::move(s.key));
+    t.emplace_back("value", std::move(s.value));
+    t.emplace_back("key_cache_before", std::move(w.key_cache_before));
+    t.emplace_back("value_cache_before", std::move(w.value_cache_before));
+    t.emplace_back("slot_mapping", std::move(s.slot_mapping));
+    t.emplace_back("block_tables", std::move(s.block_tables));
+    t.emplace_back("seq_lens", std::move(s.seq_lens));
+    t.emplace_back("query_start_loc", std::move(s.query_start_loc));
+    if (c.alibi) t.emplace_back("alibi_slopes", std::move(s.alibi_slopes));
+    if (c.integer_cache())
+      for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
+        for (const bool zp : {false, true})
+          t.emplace_back(std::string(quant_param_name(which, zp)) + "_before",
+                         std::move(w.quant_before.param(which, zp)));
+    for (auto& named : computed) t.push_back(std::move(named));
+  }
+
+  NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,
+                                  const std::vector<std::string>& names) const override {
+    cases::WriteAndAttendCase w = golden::write_and_attend_case_of(g);
+    static_cast<KernelTuning&>(w.step.spec) = c;  // the tiles of `c`; the write is the golden's
+    return written_step_outputs(w.step, names);
+  }
+
+  NamedTensors run(const cases::Case& c, Precision precision) const override {
+    cases::WriteAndAttendCase w = cases::make_write_and_attend_case(c);
+    NamedTensors out;
+    out.emplace_back(kKernelOutput, std::move(prefix_attention(w.step.args(), precision, c).out));
+    std::vector<std::string> caches;
+    for (const auto& o : kOutputs)
+      if (o.judged == J::cache) caches.emplace_back(o.name);
+    for (auto& named : written_step_outputs(w.step, caches)) out.push_back(std::move(named));
+    return out;
+  }
+
+  Tensor exact_with(const golden::GoldenTensors& g, const ConventionChange& change) const override {
+    return prefix_step_exact_with(golden::write_and_attend_case_of(g).step, change, g.golden_case);
+  }
+
+  double estimated_cost(const cases::Case& c) const override {
+    const double kv_width = static_cast<double>(c.num_kv_heads) * c.head_size;
+    double writes = 0;
+    for (auto q : c.query_lens) writes += 2.0 * q * kv_width;  // the write, and the copy of the caches
+    return prefix_step_attention_cost(c) + writes;
+  }
+};
+
+}  // namespace
+
+const KernelKind& write_and_attend_kind() {
+  static const WriteAndAttendKind kind;
+  return kind;
+}
+
+}  // namespace pao::kinds::detail

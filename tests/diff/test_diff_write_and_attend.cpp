@@ -1,0 +1,300 @@
+// write_and_attend goldens (the cache write and the prefix attention in one call, OpenVINO's
+// PagedAttention): the golden holds the caches before and after; `pao diff` judges the attention
+// outputs and the written caches (an integer cache's scales and zero points too) together. A
+// correct fused kernel passes; real bugs computed here fail with their tensor and pattern: a token
+// not written, the attention run before the write, the new tokens attended unquantised, the scales
+// left unwritten, a vendor that quantised another way (another param shape or dtype).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pao/cases/case_tensors.hpp"
+#include "pao/diff/diff.hpp"
+#include "pao/golden/invariants.hpp"
+#include "pao/golden/reader.hpp"
+#include "pao/golden/tensors.hpp"
+#include "pao/io/safetensors.hpp"
+#include "pao/kernels/prefix_attention.hpp"
+#include "pao/layout/paged_cache_layout.hpp"
+#include "support/compare.hpp"
+#include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace pao;
+using namespace pao::diff;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Fixture {
+  test::TempDir dir;
+  golden::GoldenTensors g;
+  fs::path golden_path;
+
+  explicit Fixture(const std::string& json) : g(golden::make_golden(cases::parse_case(json, "wa"))) {
+    golden_path = dir.path() / "g.safetensors";
+    write_safetensors(golden_path, g.views(), g.metadata);
+  }
+
+  Tensor copy(const std::string& name) const { return Tensor::copy_of(g.find(name)->view()); }
+
+  /// The vendor's file of `outputs` (views of tensors alive for the call) through pao diff.
+  CaseReport diff(const NamedTensorViews& outputs, const std::string& name) const {
+    const fs::path p = dir.path() / (name + ".safetensors");
+    write_safetensors(p, outputs, {});
+    return diff_case(golden_path, p, {});
+  }
+
+  const TensorReport& tensor(const CaseReport& r, const std::string& name) const {
+    for (const auto& t : r.tensors)
+      if (t.name == name) return t;
+    FAIL("no report of ", name);
+    return r.tensors.front();
+  }
+};
+
+/// A vendor's cache write of an activation-dtype cache, element by element on copies of the
+/// golden's caches before (the stored bits of key / value); `skip_token` is left unwritten.
+std::pair<Tensor, Tensor> copy_write(const Fixture& f, std::int64_t skip_token = -1) {
+  const cases::Case& c = f.g.golden_case;
+  std::pair<Tensor, Tensor> out{f.copy("key_cache_before"), f.copy("value_cache_before")};
+  const Tensor& slots = *f.g.find("slot_mapping");
+  for (const bool key : {true, false}) {
+    Tensor& cache = key ? out.first : out.second;
+    const Tensor& src = *f.g.find(key ? "key" : "value");
+    const PagedCacheLayout layout =
+        contiguous_cache_layout(c.kv_layout, key ? CacheTensor::key : CacheTensor::value, cache.shape());
+    const auto es = static_cast<std::int64_t>(dtype_size(cache.dtype()));
+    for (std::int64_t t = 0; t < src.size(0); ++t) {
+      const auto slot = static_cast<std::int64_t>(slots.at({t}));
+      if (t == skip_token) continue;
+      for (std::int64_t h = 0; h < c.num_kv_heads; ++h)
+        for (std::int64_t d = 0; d < c.head_size; ++d)
+          std::memcpy(cache.bytes() + layout.offset(slot / c.block_size, h, slot % c.block_size, d) * es,
+                      src.bytes() + src.view().offset({t, h, d}) * es, static_cast<std::size_t>(es));
+    }
+  }
+  return out;
+}
+
+const char* kF16 = R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+    "dtype": "f16", "kv_layout": "hnd", "block_size": 16, "query_lens": [7, 19, 1], "seq_lens": [40, 19, 33],
+    "seed": 4})";
+const char* kU8 = R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+    "dtype": "bf16", "kv_cache_dtype": "u8", "kv_layout": "hnd", "block_size": 16,
+    "kv_quant": {"key": "by_token", "value": "group_32"}, "query_lens": [7, 19, 1], "seq_lens": [40, 19, 33],
+    "seed": 5})";
+
+}  // namespace
+
+TEST_CASE("write_and_attend golden: the caches before as inputs, after as outputs, beside the attention's") {
+  Fixture f(kF16);
+  CHECK(f.g.metadata.at("outputs") == "out,out_exact,write_and_attend.out,key_cache,value_cache");
+  CHECK(f.g.metadata.at("inputs") ==
+        "query,key,value,key_cache_before,value_cache_before,slot_mapping,block_tables,seq_lens,query_start_"
+        "loc");
+  // The new tokens' slots are poisoned before the write and hold the tokens after it.
+  const Tensor& slots = *f.g.find("slot_mapping");
+  const auto s0 = static_cast<std::int64_t>(slots.at({0}));
+  CHECK(std::isnan(f.g.find("key_cache_before")->at({s0 / 16, 0, s0 % 16, 0})));
+  CHECK(f.g.find("key_cache")->at({s0 / 16, 0, s0 % 16, 0}) == f.g.find("key")->at({0, 0, 0}));
+  // What it computes is reshape_and_cache then context_attention_fwd: the prefix case of the same
+  // lengths, whose builder writes the new tokens with the context, holds the same caches and out.
+  cases::Case prefix = f.g.golden_case;
+  prefix.kernel = cases::CaseKernel::prefix;
+  const golden::GoldenTensors p = golden::make_golden(prefix);
+  for (const char* name : {"key_cache", "value_cache", "out", "out_exact"})
+    CHECK_MESSAGE(test::bitwise_equal(*f.g.find(name), *p.find(name)), name);
+  CHECK(test::bitwise_equal(*f.g.find("write_and_attend.out"), *p.find("prefix.out")));
+}
+
+TEST_CASE("write_and_attend golden of an integer cache: the scales and zero points before and after") {
+  Fixture f(kU8);
+  CHECK(f.g.metadata.at("outputs") ==
+        "out,out_exact,write_and_attend.out,key_cache,value_cache,key_cache_scale,key_cache_zero_point,"
+        "value_cache_scale,value_cache_zero_point");
+  REQUIRE(f.g.find("key_cache_scale_before"));
+  // The prefix builder quantises each block's rows itself (cases/integer_cache.cpp); the fused
+  // golden writes the new rows with reshape_and_cache: the two agree bit for bit.
+  cases::Case prefix = f.g.golden_case;
+  prefix.kernel = cases::CaseKernel::prefix;
+  const golden::GoldenTensors p = golden::make_golden(prefix);
+  for (const char* name : {"key_cache", "value_cache", "key_cache_scale", "key_cache_zero_point",
+                           "value_cache_scale", "value_cache_zero_point", "out"})
+    CHECK_MESSAGE(test::bitwise_equal(*f.g.find(name), *p.find(name)), name);
+  // Recomputed from the inputs (pao verify --recompute, a golden written with --outputs none).
+  const auto again = golden::compute_outputs(
+      f.g, {"key_cache_scale", "value_cache", "value_cache_zero_point", "write_and_attend.out"});
+  REQUIRE(again.size() == 4);
+  for (const auto& [name, t] : again) CHECK_MESSAGE(test::bitwise_equal(t, *f.g.find(name)), name);
+  CHECK(golden::check_golden_invariants(golden::TensorFile::open(f.golden_path)).ok());
+}
+
+TEST_CASE("write_and_attend: a correct fused kernel passes; each half alone fails as absent") {
+  Fixture f(kF16);
+  const auto caches = copy_write(f);
+  const Tensor out = f.copy("out");
+  const CaseReport good =
+      f.diff({{"out", out.view()}, {"key_cache", caches.first.view()}, {"value_cache", caches.second.view()}},
+             "good");
+  CHECK(good.passed());
+  CHECK(f.tensor(good, "key_cache").policy.rule == Rule::bitwise);
+  CHECK(f.tensor(good, "out").passed);
+
+  const CaseReport no_caches = f.diff({{"out", out.view()}}, "attention_only");
+  CHECK_FALSE(no_caches.passed());
+  CHECK(f.tensor(no_caches, "key_cache").problem.find("absent from ACTUAL") != std::string::npos);
+
+  const CaseReport no_out =
+      f.diff({{"key_cache", caches.first.view()}, {"value_cache", caches.second.view()}}, "write_only");
+  CHECK_FALSE(no_out.passed());
+  CHECK(f.tensor(no_out, "out").problem.find("the attention's result was not checked") != std::string::npos);
+}
+
+TEST_CASE("write_and_attend: a token not written is located in the cache") {
+  Fixture f(kF16);
+  const auto caches = copy_write(f, 8);  // the second sequence's second new token
+  const Tensor out = f.copy("out");
+  const CaseReport r =
+      f.diff({{"out", out.view()}, {"key_cache", caches.first.view()}, {"value_cache", caches.second.view()}},
+             "skip");
+  CHECK_FALSE(r.passed());
+  for (const char* name : {"key_cache", "value_cache"}) {
+    const TensorReport& t = f.tensor(r, name);
+    CHECK(t.verdict.pattern == Pattern::not_written);
+    CHECK(t.mismatched == 2 * 64);
+    CHECK(t.verdict.detail.find("token 8 (seq 1, position 1)") != std::string::npos);
+  }
+  CHECK(f.tensor(r, "out").passed);
+}
+
+TEST_CASE("write_and_attend: zeroed tails of the last blocks are named as such (OpenVINO's f32 prefill)") {
+  Fixture f(kF16);
+  auto caches = copy_write(f);
+  // What OpenVINO 2026.4.1 does to an f32 value cache (docs/vendor-guide.md): every slot of a
+  // sequence's last block past its length is set to 0.
+  const cases::Case& c = f.g.golden_case;
+  const Tensor& tables = *f.g.find("block_tables");
+  const PagedCacheLayout layout =
+      contiguous_cache_layout(c.kv_layout, CacheTensor::value, caches.second.shape());
+  std::int64_t zeroed = 0;
+  for (std::int32_t s = 0; s < c.num_seqs; ++s)
+    for (std::int64_t pos = c.seq_lens[static_cast<std::size_t>(s)]; pos % c.block_size != 0;
+         ++pos, ++zeroed) {
+      const auto block = static_cast<std::int64_t>(tables.at({s, pos / c.block_size}));
+      for (std::int64_t h = 0; h < c.num_kv_heads; ++h)
+        for (std::int64_t d = 0; d < c.head_size; ++d)
+          std::memset(caches.second.bytes() + layout.offset(block, h, pos % c.block_size, d) * 2, 0, 2);
+    }
+  const Tensor out = f.copy("out");
+  const CaseReport r =
+      f.diff({{"out", out.view()}, {"key_cache", caches.first.view()}, {"value_cache", caches.second.view()}},
+             "tails");
+  CHECK_FALSE(r.passed());
+  const TensorReport& t = f.tensor(r, "value_cache");
+  CHECK(t.mismatched == zeroed * 2 * 64);
+  CHECK(t.verdict.pattern == Pattern::outside_slots);
+  CHECK(t.verdict.detail.find("all in the unused tails of the sequences' last blocks") != std::string::npos);
+  CHECK(t.verdict.detail.find("(the unused tail of seq 0's last block: position 40, past its 40 tokens)") !=
+        std::string::npos);
+  CHECK(r.cause_tensor == "value_cache");
+}
+
+TEST_CASE("write_and_attend: the attention run on the cache before the write fails the out") {
+  // A fused kernel that reads the new tokens back from the cache (new_kv_source "cache", the
+  // FlashAttention / OpenVINO order) but attends before its write lands: the poisoned slots.
+  Fixture f(R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+      "dtype": "f16", "kv_cache_dtype": "fp8_e4m3", "k_scale": 0.05, "v_scale": 0.05, "new_kv_source": "cache",
+      "query_lens": [7, 19], "seq_lens": [40, 19], "seed": 6})");
+  cases::WriteAndAttendCase w = golden::write_and_attend_case_of(f.g);
+  PrefixArgs early = w.step.args();
+  early.key_cache = w.key_cache_before;
+  early.value_cache = w.value_cache_before;
+  const Tensor before_write = prefix_attention(early, Precision::kernel, f.g.golden_case).out;
+  const CaseReport r = f.diff({{"out", before_write.view()},
+                               {"key_cache", w.step.key_cache.view()},
+                               {"value_cache", w.step.value_cache.view()}},
+                              "early");
+  CHECK_FALSE(r.passed());
+  CHECK_FALSE(f.tensor(r, "out").passed);
+  CHECK(f.tensor(r, "key_cache").passed);
+
+  // The new tokens attended unquantised (from key / value) where the case reads them back from
+  // the fp8 cache: a real convention difference, caught and named.
+  PrefixArgs from_input = w.step.args();
+  from_input.new_kv_source = NewKVSource::input;
+  const Tensor unquantised = prefix_attention(from_input, Precision::kernel, f.g.golden_case).out;
+  const CaseReport r2 = f.diff({{"out", unquantised.view()},
+                                {"key_cache", w.step.key_cache.view()},
+                                {"value_cache", w.step.value_cache.view()}},
+                               "from_input");
+  CHECK_FALSE(r2.passed());
+  CHECK_MESSAGE(r2.cause.detail.find("the new tokens read from the other source") != std::string::npos,
+                r2.cause.detail);
+}
+
+TEST_CASE("write_and_attend, integer cache: params unwritten, another quantisation, another dtype") {
+  Fixture f(kU8);
+  // The golden's own outputs, `replaced` by `t` (alive for the call).
+  auto outputs = [&](const std::string& replaced, const Tensor& t) {
+    NamedTensorViews o{{"out", f.g.find("out")->view()}};
+    for (const char* name : {"key_cache", "value_cache", "key_cache_scale", "key_cache_zero_point",
+                             "value_cache_scale", "value_cache_zero_point"})
+      o.emplace_back(name, name == replaced ? t.view() : f.g.find(name)->view());
+    return o;
+  };
+  CHECK(f.diff(outputs("", Tensor()), "good").passed());
+
+  // The codes written, the scales left as they were: each new token's group fails as not written.
+  const CaseReport stale =
+      f.diff(outputs("value_cache_scale", *f.g.find("value_cache_scale_before")), "stale");
+  CHECK_FALSE(stale.passed());
+  const TensorReport& t = f.tensor(stale, "value_cache_scale");
+  CHECK(t.verdict.pattern == Pattern::not_written);
+  CHECK(t.mismatched == 27 * 2 * 2);  // 27 new tokens, 2 kv heads, 2 groups of 32
+  CHECK(t.verdict.detail.find("token 0 -> block ") != std::string::npos);
+
+  // A vendor that keeps its key scales per channel of a block (OpenVINO's default) where the
+  // golden's kv_quant says by token: never dequantised and compared as values, the shape says so.
+  const Shape s = f.g.find("key_cache_scale")->shape();
+  const CaseReport other =
+      f.diff(outputs("key_cache_scale", Tensor::filled(DType::f32, {s[0], s[1], 1, 64}, 0.01)), "by_channel");
+  CHECK_FALSE(other.passed());
+  CHECK(f.tensor(other, "key_cache_scale").problem ==
+        "shape [" + std::to_string(s[0]) + ", 2, 1, 64], the golden's [" + std::to_string(s[0]) +
+            ", 2, 16, 1] (kv_quant.key by_token): the vendor quantised the key cache another way (its shape "
+            "is key by_channel's); its codes mean something else than the golden's");
+
+  const CaseReport f16 = f.diff(outputs("key_cache_zero_point", Tensor::filled(DType::f16, s, 0.0)), "f16");
+  CHECK(f.tensor(f16, "key_cache_zero_point").problem ==
+        "dtype f16, the golden's f32 (kv_quant.zero_point_dtype)");
+}
+
+TEST_CASE("write_and_attend cases: the fields of a prefix step, by_channel integer caches refused") {
+  const cases::Case c = cases::parse_case(kF16, "wa");
+  CHECK(c.kernel == cases::CaseKernel::write_and_attend);
+  CHECK(c.cache_new_tokens);
+  CHECK(c.id == "write_and_attend-h4x2-d64-b16-f16-auto-hnd-q7.19.1-l40.19.33-s4");
+  test::expect_error_from(
+      [] {
+        cases::parse_case(
+            R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+            "dtype": "f16", "kv_cache_dtype": "u8", "query_lens": [3], "seq_lens": [20]})",
+            "x");
+      },
+      "field 'kv_quant' \"key\" = \"by_channel\" (the default of the key): a write_and_attend case writes "
+      "tokens into partly filled blocks");
+  test::expect_error_from(
+      [] {
+        cases::parse_case(
+            R"({"kernel": "write_and_attend", "dtype": "f16", "query_lens": [3], "seq_lens": [20],
+            "cache_new_tokens": false})",
+            "x");
+      },
+      "cache_new_tokens");
+}
