@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "pao/io/safetensors.hpp"
 #include "pao/kernels/prefix_attention.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/numerics/kv_quant.hpp"
 #include "support/compare.hpp"
 #include "support/expect_error.hpp"
 #include "support/temp_dir.hpp"
@@ -275,20 +277,11 @@ TEST_CASE("write_and_attend, integer cache: params unwritten, another quantisati
         "dtype f16, the golden's f32 (kv_quant.zero_point_dtype)");
 }
 
-TEST_CASE("write_and_attend cases: the fields of a prefix step, by_channel integer caches refused") {
+TEST_CASE("write_and_attend cases: the fields of a prefix step") {
   const cases::Case c = cases::parse_case(kF16, "wa");
   CHECK(c.kernel == cases::CaseKernel::write_and_attend);
   CHECK(c.cache_new_tokens);
   CHECK(c.id == "write_and_attend-h4x2-d64-b16-f16-auto-hnd-q7.19.1-l40.19.33-s4");
-  test::expect_error_from(
-      [] {
-        cases::parse_case(
-            R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
-            "dtype": "f16", "kv_cache_dtype": "u8", "query_lens": [3], "seq_lens": [20]})",
-            "x");
-      },
-      "field 'kv_quant' \"key\" = \"by_channel\" (the default of the key): a write_and_attend case writes "
-      "tokens into partly filled blocks");
   test::expect_error_from(
       [] {
         cases::parse_case(
@@ -297,4 +290,95 @@ TEST_CASE("write_and_attend cases: the fields of a prefix step, by_channel integ
             "x");
       },
       "cache_new_tokens");
+}
+
+namespace {
+
+const char* kByChannel = R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+    "dtype": "f16", "kv_cache_dtype": "u8", "kv_layout": "hnd", "block_size": 16, "kv_quant": {"rule": "openvino"},
+    "query_lens": [7, 19, 1], "seq_lens": [40, 19, 33], "seed": 7})";
+
+/// A fused kernel that quantises each by_channel key block over the rows it writes now only (the
+/// earlier tokens keep their codes): OpenVINO's path for a block with no earlier tokens, taken for
+/// every block. Computed here row by row with the library's quantiser.
+std::pair<Tensor, Tensor> no_requantisation(const Fixture& f, Tensor& zero_points) {
+  const cases::Case& c = f.g.golden_case;
+  std::pair<Tensor, Tensor> out{f.copy("key_cache_before"), f.copy("key_cache_scale_before")};
+  zero_points = f.copy("key_cache_zero_point_before");
+  const Tensor& key = *f.g.find("key");
+  const Tensor& slots = *f.g.find("slot_mapping");
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>>
+      rows_of_block;  // (offset, token)
+  for (std::int64_t t = 0; t < slots.size(0); ++t) {
+    const auto slot = static_cast<std::int64_t>(slots.at({t}));
+    rows_of_block[slot / c.block_size].emplace_back(slot % c.block_size, t);
+  }
+  const PagedCacheLayout layout = contiguous_cache_layout(c.kv_layout, CacheTensor::key, out.first.shape());
+  for (const auto& [block, rows] : rows_of_block)
+    for (std::int64_t h = 0; h < c.num_kv_heads; ++h) {
+      std::vector<float> x;
+      for (const auto& [offset, token] : rows)
+        for (std::int64_t d = 0; d < c.head_size; ++d) x.push_back(static_cast<float>(key.at({token, h, d})));
+      std::vector<QuantParams> p(static_cast<std::size_t>(c.head_size));
+      std::vector<std::int32_t> codes(x.size());
+      quantise_block_by_channel(x.data(), static_cast<std::int32_t>(rows.size()), c.head_size, DType::u8,
+                                c.kv_quant, p.data(), codes.data());
+      for (std::int64_t d = 0; d < c.head_size; ++d) {
+        out.second.set({block, h, 0, d}, p[static_cast<std::size_t>(d)].scale);
+        zero_points.set({block, h, 0, d}, p[static_cast<std::size_t>(d)].zero_point);
+      }
+      for (std::size_t r = 0; r < rows.size(); ++r)
+        for (std::int64_t d = 0; d < c.head_size; ++d)
+          out.first.bytes()[layout.offset(block, h, rows[r].first, d)] = static_cast<std::byte>(
+              codes[r * static_cast<std::size_t>(c.head_size) + static_cast<std::size_t>(d)]);
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("write_and_attend, by_channel key: a block with earlier tokens is requantised over all of them") {
+  Fixture f(kByChannel);
+  CHECK(golden::check_golden_invariants(golden::TensorFile::open(f.golden_path)).ok());
+  const auto again = golden::compute_outputs(f.g, {"key_cache", "key_cache_scale", "write_and_attend.out"});
+  for (const auto& [name, t] : again) CHECK_MESSAGE(test::bitwise_equal(t, *f.g.find(name)), name);
+  // Sequence 0 holds 33 context tokens: its third block (positions 32..47) held position 32 before
+  // the write and is requantised; its new tokens dequantise within half a code step of their values.
+  const cases::Case& c = f.g.golden_case;
+  const auto block = static_cast<std::int64_t>(f.g.find("block_tables")->at({0, 2}));
+  const Tensor& before = *f.g.find("key_cache_before");
+  const Tensor& after = *f.g.find("key_cache");
+  bool recoded = false;
+  for (std::int64_t d = 0; d < c.head_size; ++d)
+    recoded |= before.at({block, 0, 0, d}) != after.at({block, 0, 0, d});
+  CHECK(recoded);
+  const Tensor& scale = *f.g.find("key_cache_scale");
+  const Tensor& zp = *f.g.find("key_cache_zero_point");
+  const Tensor& key = *f.g.find("key");
+  for (std::int64_t t = 1; t < 8; ++t)  // offsets 1..7: the first sequence's new tokens 0..6
+    for (std::int64_t d = 0; d < c.head_size; ++d) {
+      const double s = scale.at({block, 0, 0, d});
+      const double x = (after.at({block, 0, t, d}) - zp.at({block, 0, 0, d})) * s;
+      CHECK(std::fabs(x - key.at({t - 1, 0, d})) <= 0.5 * s * (1 + 1e-5));
+    }
+
+  // A kernel that does not requantise: pao names the earlier tokens left as they were.
+  Tensor zero_points;
+  const auto [codes, scales] = no_requantisation(f, zero_points);
+  NamedTensorViews o{{"out", f.g.find("out")->view()},
+                     {"key_cache", codes.view()},
+                     {"value_cache", f.g.find("value_cache")->view()},
+                     {"key_cache_scale", scales.view()},
+                     {"key_cache_zero_point", zero_points.view()}};
+  for (const char* name : {"value_cache_scale", "value_cache_zero_point"})
+    o.emplace_back(name, f.g.find(name)->view());
+  const CaseReport r = f.diff(o, "no_requant");
+  CHECK_FALSE(r.passed());
+  const TensorReport& k = f.tensor(r, "key_cache");
+  CHECK_FALSE(k.passed);
+  CHECK_MESSAGE(k.verdict.detail.find("not-requantised (earlier tokens kept)") != std::string::npos,
+                k.verdict.detail);
+  CHECK(k.verdict.detail.find("an earlier token of the requantised block at ") != std::string::npos);
+  CHECK_FALSE(f.tensor(r, "key_cache_scale").passed);
+  CHECK(f.tensor(r, "value_cache").passed);
 }

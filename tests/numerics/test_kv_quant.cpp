@@ -145,10 +145,15 @@ struct IntegerWrite {
     o.kv_quant.value_zero_point = value_zero_point;
     return o;
   }
-  void write(const std::vector<float>& row, std::int64_t slot) {
-    Tensor k(DType::f32, {1, 1, 4}), slots(DType::i64, {1});
-    for (std::int64_t d = 0; d < 4; ++d) k.set({0, 0, d}, row[static_cast<std::size_t>(d)]);
-    slots.data<std::int64_t>()[0] = slot;
+  void write(const std::vector<float>& row, std::int64_t slot) { write_rows({row}, {slot}); }
+  void write_rows(const std::vector<std::vector<float>>& rows, const std::vector<std::int64_t>& slot_list) {
+    const auto n = static_cast<std::int64_t>(rows.size());
+    Tensor k(DType::f32, {n, 1, 4}), slots(DType::i64, {n});
+    for (std::int64_t t = 0; t < n; ++t) {
+      for (std::int64_t d = 0; d < 4; ++d)
+        k.set({t, 0, d}, rows[static_cast<std::size_t>(t)][static_cast<std::size_t>(d)]);
+      slots.data<std::int64_t>()[t] = slot_list[static_cast<std::size_t>(t)];
+    }
     reshape_and_cache(k, k, key_cache, value_cache, slots, KVLayout::hnd, options());
   }
 };
@@ -176,9 +181,32 @@ TEST_CASE("reshape_and_cache into an integer cache: each rounding rule, the para
   for (std::int64_t t : {0, 1, 3}) CHECK(even.key_scale.at({0, 0, t, 0}) == 0.0);
 }
 
-TEST_CASE("reshape_and_cache into an integer cache refuses by_channel and non-finite rows, writing nothing") {
-  IntegerWrite by_channel(QuantRounding::half_even, {QuantGranularity::by_channel, 0});
-  test::expect_error_from([&] { by_channel.write({1, 2, 3, 4}, 0); }, "kv_quant.key = by_channel");
+TEST_CASE("reshape_and_cache into a by_channel cache requantises the block over its earlier tokens") {
+  IntegerWrite w(QuantRounding::half_even, {QuantGranularity::by_channel, 0});
+  w.write({1, 2, 3, 4}, 0);  // one token: each dim's range [0, x] (0 kept in range), its code 255
+  for (std::int64_t d = 0; d < 4; ++d) CHECK(w.key_cache.at({0, 0, 0, d}) == 255);
+  CHECK(w.key_scale.at({0, 0, 0, 0}) == doctest::Approx(1.0 / 255).epsilon(1e-6));
+  // A second token: token 0 dequantised ((255 - 0) * scale = 1, 2, 3, 4), the block requantised over
+  // both: dim 0 spans [0, 3] (token 0 now 85 = 1 / (3 / 255)), dim 3 [0, 4] (token 1 is 0).
+  w.write({3, 2, 1, 0}, 1);
+  CHECK(w.key_scale.at({0, 0, 0, 0}) == doctest::Approx(3.0 / 255).epsilon(1e-6));
+  CHECK(w.key_cache.at({0, 0, 0, 0}) == 85);
+  CHECK(w.key_cache.at({0, 0, 1, 0}) == 255);
+  CHECK(w.key_cache.at({0, 0, 0, 1}) == 255);  // dim 1: both 2, [0, 2]
+  CHECK(w.key_cache.at({0, 0, 1, 1}) == 255);
+  CHECK(w.key_cache.at({0, 0, 0, 3}) == 255);
+  CHECK(w.key_cache.at({0, 0, 1, 3}) == 0);
+  CHECK(w.key_cache.at({0, 0, 2, 0}) == 0);  // slots 2, 3 untouched
+  // One call's slots of a block must follow each other (tokens fill a block in order).
+  IntegerWrite gap(QuantRounding::half_even, {QuantGranularity::by_channel, 0});
+  test::expect_error_from(
+      [&] {
+        gap.write_rows({{1, 2, 3, 4}, {1, 2, 3, 4}}, {0, 2});
+      },
+      "block 0 is written at offsets 0 and 2; a by_channel cache's block is written in order");
+}
+
+TEST_CASE("reshape_and_cache into an integer cache refuses non-finite rows, writing nothing") {
   IntegerWrite w(QuantRounding::half_even);
   test::expect_error_from(
       [&] {

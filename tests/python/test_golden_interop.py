@@ -321,7 +321,8 @@ OPENVINO_SUITE = {
         {"name": "fused", "fixed": {"kernel": "write_and_attend", "kv_layout": "hnd", "block_size": 32, "num_heads": 8,
                                     "num_kv_heads": 2, "head_size": 64, "dtype": "f32", "new_kv_source": "cache",
                                     "query_lens": [40, 23, 1], "seq_lens": [40, 100, 31], "seed": 3},
-         "axes": {"cache": [{}, {"kv_cache_dtype": "u8", "kv_quant": {"rule": "openvino", "key": "by_token"}}]}},
+         "axes": {"cache": [{}, {"kv_cache_dtype": "u8", "kv_quant": {"rule": "openvino", "key": "by_token"}},
+                            {"kv_cache_dtype": "u8", "kv_quant": {"rule": "openvino"}}]}},
     ],
 }
 
@@ -350,10 +351,11 @@ def test_openvino_harness_judges_paged_attention_extension(tmp_path):
     assert r.stdout.count("64 of the 64 new tokens' slots hold the golden's values with their scales and zero points") == 2
     assert "slots no token occupies were overwritten too" in r.stdout, r.stdout
     # The fused goldens: pao diff judges the caches OpenVINO wrote. The u8 codes, scales and zero points
-    # pass bit for bit; the f32 cache fails: its unused value tails were zeroed, named as such.
+    # pass bit for bit (by token; by channel, the blocks that held tokens requantised as pao's write
+    # does); the f32 cache fails: its unused value tails were zeroed, named as such.
     r = run_example("vendor_harness_openvino.py", *common, "--no-generate", "--cases", "write_and_attend-*")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "1 pass, 1 fail, 0 not run" in r.stdout
+    assert "2 pass, 1 fail, 0 not run" in r.stdout
     assert "out passes; value_cache: outside-slots" in r.stdout, r.stdout
     assert "all in the unused tails of the sequences' last blocks" in r.stdout, r.stdout
     # OpenVINO's own default precision on a CPU with bf16 arithmetic: the u8 case fails pao's f32 bound.

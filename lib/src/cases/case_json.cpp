@@ -470,16 +470,6 @@ Case parse_case_object(const json& j, std::string_view source) {
   if (c.integer_cache())
     if (const auto rule = quant_rule_conditions(c.kv_quant, c.cache_storage_dtype(), c.head_size))
       f.bad("kv_quant", *rule);
-  if (c.integer_cache() && kind->traits().writes_cache)
-    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-      if (c.kv_quant.of(t).granularity == QuantGranularity::by_channel)
-        f.bad("kv_quant",
-              std::string("\"") + (t == CacheTensor::key ? "key" : "value") + "\" = \"by_channel\"" +
-                  (f.has("kv_quant") ? "" : " (the default of the key)") + ": a " + kernel +
-                  " case writes tokens into partly filled blocks, and a by_channel block's scales "
-                  "span its tokens (the write would requantise the others, which pao does not "
-                  "model yet); give kv_quant \"" +
-                  (t == CacheTensor::key ? "key" : "value") + "\": \"by_token\" or \"group_<G>\"");
   if (c.integer_cache() && !f.has("kv_quant")) {
     for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
       if (const auto rule = tensor_quant_rule(c.kv_quant.of(t), c.head_size)) f.bad("kv_quant", *rule);

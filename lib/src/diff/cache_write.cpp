@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <type_traits>
 #include <vector>
@@ -19,11 +20,13 @@ namespace {
 
 /// What a wrong element of a mapped slot is, besides wrong.
 /// kTail: an unmapped slot in the unused tail of a sequence's last block (a kOutside too).
+/// kNotRequantised: an earlier token of a by_channel block the write requantises, left as it was.
 enum Kind : std::size_t {
   kScaleIgnored,
   kDoubleRounding,
   kOneUlp,
   kNotWritten,
+  kNotRequantised,
   kTail,
   kOutside,
   kOther,
@@ -134,6 +137,11 @@ class CacheComparison {
       const auto slot = static_cast<std::int64_t>(sm.at({t}));
       if (slot >= 0) token_of_slot_[slot] = t;
     }
+    // A by_channel block written after its first slot is requantised: its earlier tokens' codes change.
+    if (c_.integer_cache() && c_.kv_quant.of(in_.which).granularity == QuantGranularity::by_channel)
+      for (const auto& [slot, token] : token_of_slot_)
+        if (slot % c_.block_size != 0 && !token_of_slot_.count(slot - 1))
+          requantised_blocks_.insert(slot / c_.block_size);
     if (!in_.block_tables || !in_.seq_lens) return;
     for (std::int32_t s = 0; s < c_.num_seqs; ++s) {  // positions past seq_len in its last block
       const auto n = static_cast<std::int64_t>(in_.seq_lens->at({s}));
@@ -148,6 +156,10 @@ class CacheComparison {
   /// several: a double rounding is also one code off); the verdict names the most specific one
   /// that explains them all.
   void classify(const Mismatch& m, std::int64_t off) {
+    if (m.token < 0 && requantised_blocks_.count(m.block)) {  // an earlier token of a requantised block
+      count(m.actual == bits(*in_.before, off) ? kNotRequantised : kOther, m);
+      return;
+    }
     if (m.token < 0) {
       if (tail_of_slot_.count(m.block * c_.block_size + m.offset)) count(kTail, m);
       count(kOutside, m);
@@ -194,6 +206,8 @@ class CacheComparison {
                tail != tail_of_slot_.end()) {
       os << "no token (the unused tail of seq " << tail->second.first << "'s last block: position "
          << tail->second.second << ", past its " << in_.seq_lens->at({tail->second.first}) << " tokens) at ";
+    } else if (requantised_blocks_.count(m.block)) {
+      os << "an earlier token of the requantised block at ";
     } else {
       os << "no token (unmapped) at ";
     }
@@ -261,6 +275,9 @@ class CacheComparison {
         {kOneUlp, Pattern::one_ulp,
          "the code is one fp8 code from the right one: another rounding of x / scale"},
         {kNotWritten, Pattern::not_written, "the mapped slot still holds what it held before the write"},
+        {kNotRequantised, Pattern::not_written,
+         "the earlier tokens of a by_channel block keep their codes from before the write: the block was "
+         "not requantised over its new tokens (kv_quant by_channel: its scales span every token in it)"},
         {kTail, Pattern::outside_slots,
          "slots no token maps to were written, all in the unused tails of the sequences' last blocks "
          "(past each seq_len: no reader looks at them before a token is written there, but they are "
@@ -284,7 +301,10 @@ class CacheComparison {
     std::stable_sort(present.begin(), present.end(),
                      [&](const auto* a, const auto* b) { return kinds_[a->kind] > kinds_[b->kind]; });
     auto name = [](const auto* n) {
-      return n->kind == kOther ? std::string("unexplained") : to_string(n->pattern);
+      if (n->kind == kOther) return std::string("unexplained");
+      if (n->kind == kNotRequantised) return std::string("not-requantised (earlier tokens kept)");
+      if (n->kind == kTail) return std::string("outside-slots (unused tails)");
+      return to_string(n->pattern);
     };
     detail << r.mismatched << " mismatches, consistent with (a mismatch may fit several):";
     for (const auto* n : present) detail << " " << kinds_[n->kind] << " " << name(n) << ";";
@@ -301,6 +321,7 @@ class CacheComparison {
   PagedCacheLayout layout_;
   std::map<std::int64_t, std::int64_t> token_of_slot_;
   std::map<std::int64_t, std::pair<std::int32_t, std::int64_t>> tail_of_slot_;  // slot -> (seq, position)
+  std::set<std::int64_t> requantised_blocks_;
   std::vector<std::int32_t> seq_of_token_;
   std::int64_t kinds_[kKinds] = {};
   Mismatch example_[kKinds] = {};  // the first mismatch of each kind
@@ -351,9 +372,12 @@ TensorReport compare_quant_param_write(const QuantParamWriteInput& in) {
   }
   const QuantParamLayout pl = quant_param_layout(tq, c.num_kv_heads, c.head_size, c.block_size);
   std::map<std::int64_t, std::int64_t> token_of_slot;
+  std::map<std::int64_t, std::int64_t> first_token_of_block;  // by_channel: one param row per block
   for (std::int64_t t = 0; t < in.slot_mapping->size(0); ++t) {
     const auto slot = static_cast<std::int64_t>(in.slot_mapping->at({t}));
-    if (slot >= 0) token_of_slot[slot] = t;
+    if (slot < 0) continue;
+    token_of_slot[slot] = t;
+    first_token_of_block.emplace(slot / c.block_size, t);
   }
   const std::size_t es = dtype_size(r.golden_dtype);
   auto bits = [&](const Tensor& t, std::int64_t e) {
@@ -373,8 +397,9 @@ TensorReport compare_quant_param_write(const QuantParamWriteInput& in) {
           const std::uint64_t want = bits(*in.expected, e), got = bits(*in.actual, e);
           if (want == got) continue;
           ++r.mismatched;
-          const auto it = token_of_slot.find(b * c.block_size + o);
-          const bool mapped = it != token_of_slot.end();
+          const auto it =
+              tokens == 1 ? first_token_of_block.find(b) : token_of_slot.find(b * c.block_size + o);
+          const bool mapped = it != (tokens == 1 ? first_token_of_block.end() : token_of_slot.end());
           not_written += mapped && got == bits(*in.before, e);
           outside += !mapped;
           if (first.empty()) {

@@ -14,8 +14,16 @@ namespace pao {
 ///   fp8_e4m3 / fp8_e5m2:       stored = fp8(float(x) / scale), one division in fp32, then round to
 ///                              nearest even with saturation to +-max finite (vLLM's
 ///                              __nv_cvt_float_to_fp8(x / scale, __NV_SATFINITE, ...)).
+///   u8 / i8 / u4 (scales.kv_quant): by_token and group_G rows quantised one by one with their own
+///                              scales and zero points (written into kv_quant's param tensors);
+///                              a by_channel block written after its first slot is requantised:
+///                              its earlier tokens dequantised in f32, (code - zp) * scale, the new
+///                              rows appended, the block's scales recomputed over all of them and
+///                              every code rewritten (OpenVINO's rule); one call's slots of such a
+///                              block must follow each other.
 /// The scales are those of `scales` (k_scale / v_scale, or the per-KV-head k_head_scales /
-/// v_head_scales), the same options the attention call reads; every other field is ignored.
+/// v_head_scales, or kv_quant), the same options the attention call reads; every other field is
+/// ignored.
 ///
 /// \param key          [num_tokens, num_kv_heads, head_size] f32/f16/bf16
 /// \param value        like key

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "pao/core/error.hpp"
 #include "pao/numerics/element.hpp"
 #include "pao/numerics/formats.hpp"
+#include "pao/numerics/kv_quant.hpp"
 
 namespace pao {
 
@@ -69,6 +71,56 @@ void write_integer_row(const TensorView& src, std::int64_t token, const TensorVi
   }
 }
 
+/// The by-channel write into one block: the written rows are the block's offsets [first, last];
+/// the tokens already at offsets [0, first) are dequantised in f32, (code - zero_point) * scale (the
+/// kernels' dequantisation: OpenVINO's), the new rows appended as f32, and the block requantised
+/// channel by channel over all of them (its scales, zero points and every code of [0, last]).
+void write_integer_block_by_channel(const TensorView& src,
+                                    const std::vector<std::pair<std::int32_t, std::int64_t>>& rows,
+                                    const TensorView& cache, const PagedCacheLayout& layout,
+                                    const detail::IntegerDequant& dq, const KVQuant& spec,
+                                    const TensorView& scale, const TensorView& zero_point,
+                                    std::int64_t block) {
+  const std::int64_t num_kv_heads = src.shape[1];
+  const auto head_size = static_cast<std::int32_t>(src.shape[2]);
+  const std::int32_t first = rows.front().first;
+  const auto n = static_cast<std::int32_t>(first + rows.size());
+  const auto es = static_cast<std::int64_t>(dtype_size(dq.code_dtype));
+  std::byte* codes_out = const_cast<std::byte*>(cache.bytes());
+  std::vector<float> x(static_cast<std::size_t>(n) * head_size);
+  std::vector<std::int32_t> codes(x.size());
+  std::vector<QuantParams> params(static_cast<std::size_t>(head_size));
+  for (std::int64_t h = 0; h < num_kv_heads; ++h) {
+    for (std::int32_t t = 0; t < n; ++t)
+      for (std::int32_t d = 0; d < head_size; ++d) {
+        float& v = x[static_cast<std::size_t>(t) * head_size + d];
+        if (t < first) {
+          const std::int64_t p = dq.layout.offset(block, h, t, d);
+          const auto code = static_cast<float>(
+              decode_element(dq.code_dtype, codes_out + layout.offset(block, h, t, d) * es));
+          v = dequantise_kernel(code, dq.scale[static_cast<std::size_t>(p)],
+                                dq.zero_point[static_cast<std::size_t>(p)]);
+        } else {
+          v = static_cast<float>(src.at({rows[static_cast<std::size_t>(t - first)].second, h, d}));
+        }
+      }
+    quantise_block_by_channel(x.data(), n, head_size, dq.code_dtype, spec, params.data(), codes.data());
+    for (std::int32_t d = 0; d < head_size; ++d) {
+      const std::int64_t o = dq.layout.offset(block, h, 0, d);
+      encode_element(
+          scale.dtype, params[static_cast<std::size_t>(d)].scale,
+          const_cast<std::byte*>(scale.bytes()) + o * static_cast<std::int64_t>(dtype_size(scale.dtype)));
+      encode_element(zero_point.dtype, params[static_cast<std::size_t>(d)].zero_point,
+                     const_cast<std::byte*>(zero_point.bytes()) +
+                         o * static_cast<std::int64_t>(dtype_size(zero_point.dtype)));
+    }
+    for (std::int32_t t = 0; t < n; ++t)
+      for (std::int32_t d = 0; d < head_size; ++d)
+        encode_element(dq.code_dtype, codes[static_cast<std::size_t>(t) * head_size + d],
+                       codes_out + layout.offset(block, h, t, d) * es);
+  }
+}
+
 }  // namespace
 
 void reshape_and_cache(const TensorView& key, const TensorView& value, Tensor& key_cache, Tensor& value_cache,
@@ -117,12 +169,21 @@ void reshape_and_cache_into(const TensorView& key, const TensorView& value, cons
 
   const KVQuantArgs& quant = scales.kv_quant;
   if (kv.integer) {
-    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-      require(quant.spec.of(t).granularity != QuantGranularity::by_channel, "kv_quant.",
-              t == CacheTensor::key ? "key" : "value",
-              " = by_channel: its scales span a block's tokens, so writing some tokens would requantise the "
-              "others; reshape_and_cache writes by_token and group_<G> caches (a by_channel block is "
-              "quantised whole)");
+    // A by_channel block's written slots follow the tokens it holds: offsets [first, last], all of
+    // them (tokens fill a block in order).
+    std::map<std::int64_t, std::vector<std::pair<std::int32_t, std::int64_t>>> by_block;  // (offset, token)
+    for (const auto& [slot, token] : slots)
+      by_block[slot / kv.block_size].emplace_back(static_cast<std::int32_t>(slot % kv.block_size), token);
+    const bool any_by_channel = quant.spec.key.granularity == QuantGranularity::by_channel ||
+                                quant.spec.value.granularity == QuantGranularity::by_channel;
+    if (any_by_channel)
+      for (const auto& [block, rows] : by_block)
+        for (std::size_t i = 1; i < rows.size(); ++i)
+          require(rows[i].first == rows[i - 1].first + 1, "slot_mapping[", rows[i].second,
+                  "] = ", block * kv.block_size + rows[i].first, ": block ", block, " is written at offsets ",
+                  rows[i - 1].first, " and ", rows[i].first,
+                  "; a by_channel cache's block is written in order, without gaps (its "
+                  "scales span the block's tokens [0, last])");
     for (const auto& [slot, token] : slots)  // nothing is written unless every row can be
       for (const TensorView* src : {&key, &value})
         for (std::int64_t h = 0; h < num_kv_heads; ++h)
@@ -130,13 +191,22 @@ void reshape_and_cache_into(const TensorView& key, const TensorView& value, cons
             require(std::isfinite(src->at({token, h, d})), src == &key ? "key" : "value", "[", token, ", ", h,
                     ", ", d, "] = ", src->at({token, h, d}), ": an integer cache (", dtype_name(cd),
                     ") cannot hold a value that is not finite");
-    for (const auto& [slot, token] : slots) {
-      const std::int64_t block = slot / kv.block_size;
-      const auto offset = static_cast<std::int32_t>(slot % kv.block_size);
-      write_integer_row(key, token, key_cache, kv.key_layout, kv.key_quant, quant.spec, quant.key_scale,
-                        quant.key_zero_point, block, offset);
-      write_integer_row(value, token, value_cache, kv.value_layout, kv.value_quant, quant.spec,
-                        quant.value_scale, quant.value_zero_point, block, offset);
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value}) {
+      const bool k = t == CacheTensor::key;
+      const TensorView& src = k ? key : value;
+      const TensorView& cache = k ? key_cache : value_cache;
+      const PagedCacheLayout& layout = k ? kv.key_layout : kv.value_layout;
+      const detail::IntegerDequant& dq = k ? kv.key_quant : kv.value_quant;
+      const TensorView& scale = k ? quant.key_scale : quant.value_scale;
+      const TensorView& zero_point = k ? quant.key_zero_point : quant.value_zero_point;
+      if (quant.spec.of(t).granularity == QuantGranularity::by_channel) {
+        for (const auto& [block, rows] : by_block)
+          write_integer_block_by_channel(src, rows, cache, layout, dq, quant.spec, scale, zero_point, block);
+        continue;
+      }
+      for (const auto& [slot, token] : slots)
+        write_integer_row(src, token, cache, layout, dq, quant.spec, scale, zero_point, slot / kv.block_size,
+                          static_cast<std::int32_t>(slot % kv.block_size));
     }
     return;
   }
