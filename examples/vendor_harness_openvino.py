@@ -16,7 +16,10 @@
    - the op writes the new tokens into the cache and attends over the cache: prefix goldens hand it
      key / value, decode goldens the new token's K/V read from the cache slot the golden holds it in
      (exact: the caches are unquantised);
-   its output goes to OUTPUTS/<id>.safetensors in the golden's dtype (one rounding from f32);
+   its output goes to OUTPUTS/<id>.safetensors in the golden's dtype (one rounding from f32); a
+   write_and_attend golden hands it the caches before the call (key_cache_before, ...) and its written
+   caches (an integer cache's codes, scales and zero points in pao's layout) go there too, judged by
+   pao diff bit for bit;
 3. `pao diff GOLDENS OUTPUTS --json OUTPUTS/report.json`, then one line per case;
 4. with --evidence: every output against reference64 (vendor_harness.py), an fp64 attention in
    plain torch written apart from pao, and the written caches against the golden's slot by slot:
