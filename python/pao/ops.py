@@ -47,6 +47,37 @@ def _cache_dtype(kv_cache_dtype: str, cache: Tensor, name: str) -> str:
     return want
 
 
+_INTEGER_CACHES = ("u8", "i8", "u4")
+_QUANT_WORDS = {"key": "by_channel", "value": "by_token", "rounding": "half_even", "rule": "minmax_zero"}
+_QUANT_TENSORS = ("key_cache_scale", "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point")
+
+
+def _kv_quant(kv_cache_dtype: str, kv_quant: dict | None, writable: bool = False) -> Any:
+    """An integer cache's quantisation for the library (None for other caches). ``kv_quant``: the case
+    JSON's kv_quant words ("key", "value": by_token / by_channel / group_<G>; "rounding"; "rule"; pao's
+    defaults where left out) and the four tensors key_cache_scale, key_cache_zero_point,
+    value_cache_scale, value_cache_zero_point (docs/golden.md, "Integer KV caches")."""
+    integer = kv_cache_dtype in _INTEGER_CACHES
+    if kv_quant is None:
+        if integer:
+            raise _pao.Error(f"kv_cache_dtype {kv_cache_dtype}: an integer cache needs kv_quant (its words and the "
+                             f"tensors {', '.join(_QUANT_TENSORS)})")
+        return None
+    if not integer:
+        raise _pao.Error(f"kv_quant applies to integer caches only (kv_cache_dtype is {kv_cache_dtype!r}; "
+                         f"u8, i8 or u4 take it)")
+    unknown = sorted(set(kv_quant) - set(_QUANT_WORDS) - set(_QUANT_TENSORS))
+    if unknown:
+        raise _pao.Error(f"kv_quant: unknown key {unknown[0]!r} (keys: {', '.join(list(_QUANT_WORDS) + list(_QUANT_TENSORS))})")
+    missing = [n for n in _QUANT_TENSORS if kv_quant.get(n) is None]
+    if missing:
+        raise _pao.Error(f"kv_quant: {missing[0]} is missing (an integer cache's scales and zero points are tensors)")
+    words = {k: str(kv_quant.get(k, d)) for k, d in _QUANT_WORDS.items()}
+    tensors = [buffer(kv_quant[n], n, writable=writable) for n in _QUANT_TENSORS]
+    return _pao.KVQuant(words["key"], words["value"], words["rounding"], words["rule"],
+                        4 if kv_cache_dtype == "u4" else 8, *tensors)
+
+
 def _check_vllm_sizes(num_kv_heads: int, block_size: int, kv_layout: str, value_cache: Tensor) -> None:
     _, heads, block = _pao.value_cache_dims(kv_layout, list(value_cache.shape))
     if num_kv_heads != heads:
@@ -81,7 +112,7 @@ def _decode(kernel: str, out: Tensor, partials: tuple[Tensor, Tensor, Tensor] | 
             seq_lens: Tensor, block_size: int, max_seq_len: int, alibi_slopes: Tensor | None,
             kv_cache_dtype: str, k_scale: Any, v_scale: Any, tp_rank: int, blocksparse: tuple[int, int, int, int],
             precision: str, warp_size: int, threads_per_cta: int, partition_size: int, kv_layout: str,
-            sliding_window: int, soft_cap: float) -> None:
+            sliding_window: int, soft_cap: float, kv_quant: dict | None) -> None:
     _check_blocksparse(*blocksparse)
     _check_vllm_sizes(num_kv_heads, block_size, kv_layout, value_cache)
     if not isinstance(partition_size, int) or partition_size <= 0:
@@ -114,7 +145,7 @@ def _decode(kernel: str, out: Tensor, partials: tuple[Tensor, Tensor, Tensor] | 
                 kv_layout, buffer(block_tables, "block_tables"), buffer(seq_lens, "seq_lens"), max_seq_len,
                 partition_size, _optional(alibi_slopes, "alibi_slopes"), float(scale),
                 _scale_value(k_scale, "k_scale"), _scale_value(v_scale, "v_scale"), sliding_window, soft_cap,
-                precision, warp_size, threads_per_cta)
+                precision, warp_size, threads_per_cta, _kv_quant(kv_cache_dtype, kv_quant))
 
 
 def paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cache: Tensor, num_kv_heads: int,
@@ -124,7 +155,7 @@ def paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cach
                        blocksparse_block_size: int = 64, blocksparse_head_sliding_step: int = 0, *,
                        precision: str = "kernel", warp_size: int = _TUNING["warp_size"],
                        threads_per_cta: int = _TUNING["threads_per_cta"], kv_layout: str = "vllm",
-                       sliding_window: int = 0, soft_cap: float = 0.0) -> None:
+                       sliding_window: int = 0, soft_cap: float = 0.0, kv_quant: dict | None = None) -> None:
     """vLLM's paged attention V1 into ``out``.
 
     out [num_seqs, num_heads, head_size] (query's dtype, written); query [num_seqs, num_heads, head_size]
@@ -133,14 +164,16 @@ def paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cach
     max_blocks_per_seq] int32; seq_lens [num_seqs] int32; alibi_slopes [num_heads] f32 or None.
     Keyword-only: ``precision`` "kernel" or "exact"; ``warp_size`` / ``threads_per_cta`` of the kernel
     emulated; ``kv_layout`` "vllm" (default), "nhd" or "hnd" caches; ``sliding_window`` / ``soft_cap``
-    (pao extensions vLLM's V1 does not have; 0 = off).
+    (pao extensions vLLM's V1 does not have; 0 = off); ``kv_quant`` for an integer cache
+    (``kv_cache_dtype`` "u8", "i8" or "u4", a pao extension): a dict of kv_quant's words ("key", "value",
+    "rounding", "rule") and the tensors key_cache_scale, key_cache_zero_point, value_cache_scale,
+    value_cache_zero_point, as a golden holds them (docs/golden.md, "Integer KV caches").
     """
     _decode("v1", out, None, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens,
             block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank,
             (blocksparse_local_blocks, blocksparse_vert_stride, blocksparse_block_size,
              blocksparse_head_sliding_step), precision, warp_size, threads_per_cta, _TUNING["partition_size"],
-            kv_layout,
-            sliding_window, soft_cap)
+            kv_layout, sliding_window, soft_cap, kv_quant)
 
 
 def paged_attention_v2(out: Tensor, exp_sum: Tensor, max_logits: Tensor, tmp_out: Tensor, query: Tensor,
@@ -152,7 +185,7 @@ def paged_attention_v2(out: Tensor, exp_sum: Tensor, max_logits: Tensor, tmp_out
                        precision: str = "kernel", warp_size: int = _TUNING["warp_size"],
                        threads_per_cta: int = _TUNING["threads_per_cta"],
                        partition_size: int = _TUNING["partition_size"], kv_layout: str = "vllm", sliding_window: int = 0,
-                       soft_cap: float = 0.0) -> None:
+                       soft_cap: float = 0.0, kv_quant: dict | None = None) -> None:
     """vLLM's partitioned paged attention V2 (partials, then the reduce) into ``out`` and its partials.
 
     exp_sum, max_logits [num_seqs, num_heads, max_num_partitions] f32 and tmp_out [num_seqs, num_heads,
@@ -165,20 +198,23 @@ def paged_attention_v2(out: Tensor, exp_sum: Tensor, max_logits: Tensor, tmp_out
             block_tables, seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale,
             tp_rank, (blocksparse_local_blocks, blocksparse_vert_stride, blocksparse_block_size,
                       blocksparse_head_sliding_step), precision, warp_size, threads_per_cta, partition_size,
-            kv_layout, sliding_window, soft_cap)
+            kv_layout, sliding_window, soft_cap, kv_quant)
 
 
 def reshape_and_cache(key: Tensor, value: Tensor, key_cache: Tensor, value_cache: Tensor, slot_mapping: Tensor,
-                      kv_cache_dtype: str, k_scale: Any, v_scale: Any, *, kv_layout: str = "vllm") -> None:
+                      kv_cache_dtype: str, k_scale: Any, v_scale: Any, *, kv_layout: str = "vllm",
+                      kv_quant: dict | None = None) -> None:
     """vLLM's reshape_and_cache: token i of key / value [num_tokens, num_kv_heads, head_size] into slot
     slot_mapping[i] (int64; -1 skips the token) of both caches, in place; fp8 caches store
-    fp8(x / scale). ``kv_layout`` "nhd" is vLLM's reshape_and_cache_flash layout, "hnd" IPEX's."""
+    fp8(x / scale). ``kv_layout`` "nhd" is vLLM's reshape_and_cache_flash layout, "hnd" IPEX's. An
+    integer cache (``kv_quant`` as in :func:`paged_attention_v1`) gets its codes and its scale /
+    zero-point tensors written in place; a by_channel block is requantised over its earlier tokens."""
     _pao.write_cache(buffer(key, "key"), buffer(value, "value"),
                      buffer(key_cache, "key_cache", _cache_dtype(kv_cache_dtype, key_cache, "key_cache"), True),
                      buffer(value_cache, "value_cache", _cache_dtype(kv_cache_dtype, value_cache, "value_cache"),
                             True),
                      buffer(slot_mapping, "slot_mapping"), kv_layout, _scale_value(k_scale, "k_scale"),
-                     _scale_value(v_scale, "v_scale"))
+                     _scale_value(v_scale, "v_scale"), _kv_quant(kv_cache_dtype, kv_quant, writable=True))
 
 
 def _no_grad() -> Any:
@@ -202,7 +238,8 @@ def context_attention_fwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, kv_cache_d
                           sinks: Tensor | None = None, is_block_table_ptr: bool = False, *,
                           precision: str = "kernel", kv_layout: str = "vllm", new_kv_source: str = "input",
                           soft_cap: float = 0.0, block_m: int = _TUNING["block_m"],
-                          block_n: int = _TUNING["block_n"], context_tile: int = _TUNING["context_tile"]) -> None:
+                          block_n: int = _TUNING["block_n"], context_tile: int = _TUNING["context_tile"],
+                          kv_quant: dict | None = None) -> None:
     """vLLM's prefix (chunked-prefill) attention, ``context_attention_fwd`` of prefix_prefill.py, into ``o``.
 
     q [num_tokens, num_heads, head_size]; k, v [num_tokens, num_kv_heads, head_size] (the new tokens);
@@ -214,7 +251,8 @@ def context_attention_fwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, kv_cache_d
     ``fp8_out_scale``, ``sinks`` and ``is_block_table_ptr`` are not supported (pao.Error).
     Keyword-only: ``precision``; ``kv_layout``; ``new_kv_source`` "input" (vLLM's: the new tokens from
     k / v) or "cache" (read back from the quantised cache, as FlashAttention/FlashInfer/IPEX backends
-    do); ``soft_cap``; the kernel's tiles ``block_m`` / ``block_n`` / ``context_tile``.
+    do); ``soft_cap``; the kernel's tiles ``block_m`` / ``block_n`` / ``context_tile``; ``kv_quant`` for
+    an integer cache, as in :func:`paged_attention_v1`.
     """
     if fp8_out_scale is not None or sinks is not None or is_block_table_ptr:
         raise _pao.Error("context_attention_fwd: fp8_out_scale, sinks and is_block_table_ptr are not supported "
@@ -234,7 +272,7 @@ def context_attention_fwd(q: Tensor, k: Tensor, v: Tensor, o: Tensor, kv_cache_d
                     buffer(b_loc, "b_loc"), buffer(b_seq_len, "b_seq_len"), buffer(b_start_loc, "b_start_loc"),
                     int(max_input_len), _optional(alibi_slopes, "alibi_slopes"), float(scale),
                     _scale_value(k_scale, "k_scale"), _scale_value(v_scale, "v_scale"), window, soft_cap,
-                    new_kv_source, block_m, block_n, context_tile, precision)
+                    new_kv_source, block_m, block_n, context_tile, precision, _kv_quant(kv_cache_dtype, kv_quant))
     except _pao.Error as e:  # the kernel names its tensors as pao does; say vLLM's names too
         raise _pao.Error(_PREFIX_NAMES.sub(lambda m: f"{m[0]} ({_VLLM_PREFIX_NAMES[m[0]]})", str(e))) from None
     if skip_decode:

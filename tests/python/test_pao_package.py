@@ -47,6 +47,58 @@ def test_ops_on_a_golden_reproduce_its_kernel_outputs():
     assert np.array_equal(o.view(np.uint16), g["prefix.out"].view(np.uint16))
 
 
+INTEGER_DECODE = {"num_heads": 4, "num_kv_heads": 2, "head_size": 64, "block_size": 16, "dtype": "f16",
+                  "partition_size": 32, "seq_lens": [40, 1, 77], "kv_cache_dtype": "u8", "kv_layout": "hnd",
+                  "kv_quant": {"key": "by_channel", "value": "group_32", "rule": "openvino"}, "seed": 3}
+INTEGER_FUSED = {"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+                 "block_size": 16, "dtype": "bf16", "kv_cache_dtype": "i8", "kv_layout": "nhd",
+                 "kv_quant": {"key": "by_channel", "value": "by_token", "rounding": "half_away"},
+                 "new_kv_source": "cache", "query_lens": [7, 19], "seq_lens": [40, 19], "seed": 5}
+
+
+def _quant(g, case, suffix=""):
+    """A golden's kv_quant for pao.ops: the case's words and its scale / zero-point tensors."""
+    q = dict(cases.load(case)["kv_quant"])
+    q.pop("scale_dtype"), q.pop("zero_point_dtype")
+    for name in ("key_cache_scale", "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point"):
+        q[name] = g[name + suffix]
+    return q
+
+
+def test_ops_on_integer_cache_goldens_reproduce_them():
+    """pao.ops with integer caches (kv_quant: words and scale / zero-point tensors): V1, V2 and its
+    partials, and the fused write and attention -- reshape_and_cache into copies of the caches before
+    (a by-channel block requantised), then context_attention_fwd over them -- bit for bit."""
+    g = cases.make_golden(INTEGER_DECODE)
+    m, q = g.metadata, _quant(g, INTEGER_DECODE)
+    out = np.zeros_like(g["query"])
+    args = (g["query"], g["key_cache"], g["value_cache"], 2, float(m["scale"]), g["block_tables"], g["seq_lens"],
+            16, int(m["max_seq_len"]), None, "u8", 1.0, 1.0)
+    ops.paged_attention_v1(out, *args, kv_layout="hnd", kv_quant=q)
+    assert np.array_equal(out.view(np.uint16), g["v1.out"].view(np.uint16))
+    tmp, ml, es = (np.zeros_like(g[n]) for n in ("v2.tmp_out", "v2.max_logits", "v2.exp_sums"))
+    ops.paged_attention_v2(out, es, ml, tmp, *args, kv_layout="hnd", partition_size=32, kv_quant=q)
+    assert np.array_equal(out.view(np.uint16), g["v2.out"].view(np.uint16))
+    assert np.array_equal(tmp.view(np.uint16), g["v2.tmp_out"].view(np.uint16))
+    with pytest.raises(pao.Error, match="an integer cache needs kv_quant"):
+        ops.paged_attention_v1(out, *args, kv_layout="hnd")
+
+    f = cases.make_golden(INTEGER_FUSED)
+    q = _quant(f, INTEGER_FUSED, "_before")
+    q = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in q.items()}
+    key_cache, value_cache = f["key_cache_before"].copy(), f["value_cache_before"].copy()
+    ops.reshape_and_cache(f["key"], f["value"], key_cache, value_cache, f["slot_mapping"], "i8", 1.0, 1.0,
+                          kv_layout="nhd", kv_quant=q)
+    for name, t in (("key_cache", key_cache), ("value_cache", value_cache), ("key_cache_scale", q["key_cache_scale"]),
+                    ("value_cache_zero_point", q["value_cache_zero_point"])):
+        assert np.array_equal(t.view(np.uint8), f[name].view(np.uint8)), name
+    o = np.zeros_like(f["query"])
+    ops.context_attention_fwd(f["query"], f["key"], f["value"], o, "i8", key_cache, value_cache, f["block_tables"],
+                              f["query_start_loc"], f["seq_lens"], 40, 19, 1.0, 1.0, kv_layout="nhd",
+                              new_kv_source="cache", kv_quant=q)
+    assert np.array_equal(o.view(np.uint16), f["write_and_attend.out"].view(np.uint16))
+
+
 def test_diff_and_assertion_on_real_planted_bugs(tmp_path):
     g = cases.make_golden(DECODE)
     golden = cases.write_golden(DECODE, tmp_path)
