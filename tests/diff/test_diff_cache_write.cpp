@@ -248,3 +248,35 @@ TEST_CASE(
     CHECK_MESSAGE((skipped != std::string::npos && skipped > scale), t.verdict.detail);
   }
 }
+
+TEST_CASE("reshape_and_cache into an integer cache: the written scales and zero points are judged too") {
+  Fixture f(R"({"kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 64, "block_size": 16,
+      "dtype": "bf16", "kv_cache_dtype": "i8", "kv_layout": "hnd",
+      "kv_quant": {"key": "by_token", "value": "group_32", "rounding": "half_away"},
+      "query_lens": [40, 3, 17], "seq_lens": [60, 10, 17], "seed": 9})");
+  CHECK(
+      f.g.metadata.at("outputs") ==
+      "key_cache,value_cache,key_cache_scale,key_cache_zero_point,value_cache_scale,value_cache_zero_point");
+  REQUIRE(f.g.find("value_cache_zero_point_before"));
+  auto vendor = [&](const char* stale) {  // the golden's write, one param tensor left as it was before
+    NamedTensorViews o;
+    for (const char* name : {"key_cache", "value_cache", "key_cache_scale", "key_cache_zero_point",
+                             "value_cache_scale", "value_cache_zero_point"})
+      o.emplace_back(name,
+                     f.g.find(std::string(name) == stale ? std::string(name) + "_before" : name)->view());
+    const fs::path p = f.dir.path() / (std::string("v") + stale + ".safetensors");
+    write_safetensors(p, o, {});
+    return diff_case(f.golden_path, p, {});
+  };
+  CHECK(vendor("").passed());
+  const CaseReport r = vendor("key_cache_scale");
+  CHECK_FALSE(r.passed());
+  REQUIRE(r.tensors.size() == 6);
+  for (const auto& t : r.tensors) {
+    CHECK_MESSAGE(t.passed == (t.name != "key_cache_scale"), t.name);
+    if (t.name == "key_cache_scale") {
+      CHECK(t.verdict.pattern == Pattern::not_written);
+      CHECK(t.mismatched == 60 * 2);  // every new token's scale, both kv heads (by token: one per row)
+    }
+  }
+}

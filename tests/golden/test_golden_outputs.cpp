@@ -64,8 +64,11 @@ TEST_CASE("--outputs: groups parse, print canonically and refuse unknown names")
   CHECK(selected_output_names(cases::CaseKernel::decode, s) ==
         std::vector<std::string>{"out", "out_exact", "v2.tmp_out", "v2.max_logits", "v2.exp_sums"});
   CHECK(selected_output_names(cases::CaseKernel::prefix, s) == std::vector<std::string>{"out", "out_exact"});
+  // A cache write keeps its caches whatever the selection (the params: integer caches only, which
+  // make_golden keeps by golden_tensor_applies).
   CHECK(selected_output_names(cases::CaseKernel::reshape_and_cache, parse_output_selection("none")) ==
-        std::vector<std::string>{"key_cache", "value_cache"});
+        std::vector<std::string>{"key_cache", "value_cache", "key_cache_scale", "key_cache_zero_point",
+                                 "value_cache_scale", "value_cache_zero_point"});
 }
 
 TEST_CASE("a golden holds the outputs chosen; the others are recomputed bit for bit") {

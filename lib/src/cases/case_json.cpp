@@ -447,11 +447,6 @@ Case parse_case_object(const json& j, std::string_view source) {
       if (f.has(name) && f.number(name, 1.0) != 1.0)  // 1: what case_to_json writes for every cache
         f.bad(name, "applies to fp8 caches only: an integer cache (" + std::string(kv_cache_dtype_name(c)) +
                         ") has a scale per group, in the golden's key_cache_scale / value_cache_scale");
-  if (c.integer_cache() && !attends)
-    f.bad("kv_cache_dtype",
-          "= \"" + cache + "\": a " + kernel +
-              " case with an integer cache is not supported yet (its golden would hold the "
-              "written scales and zero points as outputs); decode and prefix cases take one");
   if (f.has("kv_quant")) {
     if (!c.integer_cache())
       f.bad("kv_quant", "applies to integer caches only (kv_cache_dtype is \"" +

@@ -455,9 +455,6 @@ WriteAndAttendCase make_write_and_attend_case(const Case& spec) {
 
 ReshapeCase make_reshape_case(const Case& spec) {
   check_case(spec, CaseKernel::reshape_and_cache);
-  require(!spec.integer_cache(), "case ", spec.id, ": a reshape_and_cache case with an integer cache (",
-          kv_cache_dtype_name(spec),
-          ") is not supported yet (its golden would hold the written scales as outputs)");
   // The same pool, context and new tokens as the prefix step of these lengths, with the new tokens
   // not yet written.
   Case step = spec;
@@ -483,8 +480,13 @@ ReshapeCase make_reshape_case(const Case& spec) {
     r.slot_mapping.data<std::int64_t>()[i] = i < T ? p.slot_mapping.data<std::int64_t>()[i] : -1;
   r.key_cache_before = Tensor::copy_of(p.key_cache.view());
   r.value_cache_before = Tensor::copy_of(p.value_cache.view());
+  if (spec.integer_cache())
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true})
+        r.quant_before.param(t, zp) = Tensor::copy_of(p.quant.param(t, zp).view());
   reshape_and_cache(r.key, r.value, p.key_cache, p.value_cache, r.slot_mapping, spec.kv_layout,
-                    attention_options(spec, {}));
+                    attention_options(spec, {}, p.quant));
+  r.quant = std::move(p.quant);
   r.key_cache = std::move(p.key_cache);
   r.value_cache = std::move(p.value_cache);
   r.block_tables = std::move(p.block_tables);

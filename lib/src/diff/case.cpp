@@ -227,10 +227,10 @@ bool diff_cache_write(CaseReport& rep, const kinds::KernelKind& kind, const case
   const auto& inputs = golden::golden_input_names(gc.kernel);
   if (!attends)  // an attending kind's diff notes the names it does not know
     for (const auto& name : actual.names())
-      if (name != "key_cache" && name != "value_cache" &&
-          std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      if (!kind.output(name) && std::find(inputs.begin(), inputs.end(), name) == inputs.end())
         rep.notes.push_back("ignored '" + name + "': a " + std::string(kind.name()) +
-                            " case compares key_cache and value_cache");
+                            " case compares key_cache and value_cache" +
+                            (gc.integer_cache() ? " with their scales and zero points" : ""));
   std::vector<std::string> names;
   for (const CacheTensor which : {CacheTensor::key, CacheTensor::value}) {
     const bool key = which == CacheTensor::key;

@@ -71,6 +71,7 @@ struct ReshapeCase {
   Tensor key_cache_before, value_cache_before;  // cache_shape(spec.kv_layout, ...)
   Tensor key_cache, value_cache;                // after the write
   Tensor block_tables, seq_lens;                // where each sequence's slots are
+  QuantParamTensors quant_before, quant;        // an integer cache's scales and zero points, before and after
 };
 
 /// The fused cache write and attention of a prefix step (kernel write_and_attend, OpenVINO's
