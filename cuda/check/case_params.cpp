@@ -24,6 +24,15 @@ void set_attention_params(PagedAttentionParams& p, const AttentionOptions& o, st
   p.v_scale = o.v_scale;
   p.k_head_scales = o.k_head_scales.empty() ? nullptr : o.k_head_scales.data();
   p.v_head_scales = o.v_head_scales.empty() ? nullptr : o.v_head_scales.data();
+  const KVQuantArgs& q = o.kv_quant;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value}) {
+    QuantTensorParams& out = t == CacheTensor::key ? p.key_quant : p.value_quant;
+    out.scale = q.scale(t).data;
+    out.zero_point = q.zero_point(t).data;
+    out.scale_dtype = q.scale(t).dtype;
+    out.zero_point_dtype = q.zero_point(t).dtype;
+    out.layout = quant_param_layout(q.spec.of(t), p.num_kv_heads, head_size, p.block_size);
+  }
 }
 
 std::vector<std::int32_t> case_seq_lens(const Tensor& seq_lens) {

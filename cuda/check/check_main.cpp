@@ -198,11 +198,6 @@ bool check_case(Tally& t, const cases::Case& spec, bool with_exact) {
                 std::string(kind.name()).c_str());
     return true;
   }
-  if (c.integer_cache()) {  // the CPU kernels only, so far (docs/golden.md, "Integer KV caches")
-    std::printf("skip  %s: pao's CUDA kernels take no integer (%s) cache yet\n", c.id.c_str(),
-                std::string(cases::kv_cache_dtype_name(c)).c_str());
-    return true;
-  }
   golden::GoldenTensors golden;
   try {
     golden = golden::make_golden(c);

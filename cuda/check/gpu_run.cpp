@@ -86,10 +86,11 @@ std::unique_ptr<DeviceBuffer> upload(const void* data, std::size_t bytes, unsign
 }
 
 /// The paged cache and scalars of a case on the device, pointed to by p: both caches between
-/// NaN bytes (a stray read shows up as NaN), the block tables, ALiBi slopes and per-head scales
-/// between guard bytes.
+/// NaN bytes (a stray read shows up as NaN), the block tables, ALiBi slopes, per-head scales and
+/// an integer cache's scales and zero points between guard bytes.
 struct DevicePagedCache {
   std::unique_ptr<DeviceBuffer> key_cache, value_cache, block_tables, alibi, k_head_scales, v_head_scales;
+  std::unique_ptr<DeviceBuffer> quant[4];  // key scale, key zero point, value scale, value zero point
 
   DevicePagedCache(const Tensor& kc, const Tensor& vc, const Tensor& tables, const AttentionOptions& options,
                    PagedAttentionParams& p) {
@@ -114,6 +115,17 @@ struct DevicePagedCache {
     p.alibi_slopes = alibi ? alibi->as<float>() : nullptr;
     p.k_head_scales = k_head_scales ? k_head_scales->as<float>() : nullptr;
     p.v_head_scales = v_head_scales ? v_head_scales->as<float>() : nullptr;
+    if (!is_integer_cache(kc.dtype())) return;
+    int i = 0;
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true}) {
+        const TensorView& v = zp ? options.kv_quant.zero_point(t) : options.kv_quant.scale(t);
+        require(v.is_contiguous(), quant_param_name(t, zp), ": the harness uploads contiguous params");
+        quant[i] = upload(v.data, static_cast<std::size_t>(v.numel()) * dtype_size(v.dtype), kGuardBytes);
+        QuantTensorParams& q = t == CacheTensor::key ? p.key_quant : p.value_quant;
+        (zp ? q.zero_point : q.scale) = quant[i]->data();
+        ++i;
+      }
   }
 };
 

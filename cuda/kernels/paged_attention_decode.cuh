@@ -35,6 +35,7 @@
 #include "pao/layout/paged_cache_layout.hpp"
 #include "pao/numerics/formats.hpp"
 #include "pao/numerics/kernel_math.hpp"
+#include "pao/numerics/kv_quant.hpp"
 #include "pao/plan/partition.hpp"
 
 // `#pragma unroll` for device code only (host compilers warn about it).
@@ -81,6 +82,14 @@ template <>
 struct Elem<DType::fp8_e5m2> {
   using type = std::uint8_t;
 };
+template <>
+struct Elem<DType::u8> {
+  using type = std::uint8_t;
+};
+template <>
+struct Elem<DType::i8> {
+  using type = std::int8_t;
+};
 
 /// The exact value of an element.
 template <DType T>
@@ -93,8 +102,10 @@ __device__ __forceinline__ float to_float(typename Elem<T>::type v) {
     return pao::decode_bf16(v);
   else if constexpr (T == DType::fp8_e4m3)
     return pao::decode_fp8_e4m3(v);
-  else
+  else if constexpr (T == DType::fp8_e5m2)
     return pao::decode_fp8_e5m2(v);
+  else
+    return static_cast<float>(v);  // u8 / i8 codes: exact
 }
 
 /// One round-to-nearest-even of x to an activation dtype (f16 / bf16 overflow to inf).
@@ -129,6 +140,23 @@ __device__ __forceinline__ float cache_value(typename Elem<C>::type bits, float 
     return round_to<DType::f16>(__fmul_rn(to_float<C>(bits), scale));
   else
     return round_to<Q>(__fmul_rn(to_float<C>(bits), scale));
+}
+
+/// One scale or zero point of an integer cache (f32 or f16 on the device; decoded exactly).
+__device__ __forceinline__ float quant_param(const void* params, DType dtype, std::int64_t offset) {
+  if (dtype == DType::f16) return to_float<DType::f16>(static_cast<const std::uint16_t*>(params)[offset]);
+  return static_cast<const float*>(params)[offset];
+}
+
+/// An integer cache's element (block, head, token in block, dim) as the kernel uses it:
+/// round_to_activation((code - zero_point) * scale) in f32 (the oracle's dequantise_kernel, then
+/// its activation rounding).
+template <DType Q>
+__device__ __forceinline__ float integer_cache_value(float code, const QuantTensorParams& q,
+                                                     std::int64_t block, int head, int token, int dim) {
+  const std::int64_t o = q.layout.offset(block, head, token, dim);
+  return round_to<Q>(pao::dequantise_kernel(code, quant_param(q.scale, q.scale_dtype, o),
+                                            quant_param(q.zero_point, q.zero_point_dtype, o)));
 }
 
 template <int Bytes>
@@ -338,7 +366,8 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   }
   __syncthreads();
 
-  constexpr bool kFp8 = C != Q;
+  constexpr bool kInteger = C == DType::u8 || C == DType::i8;
+  constexpr bool kFp8 = C != Q && !kInteger;
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -367,7 +396,9 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
                              false, k);
       PAO_UNROLL
       for (int l = 0; l < VEC; ++l) {
-        const float kf = cache_value<Q, C, fp8_dequant_through_half(Q, VEC)>(k[l], k_scale);
+        const float kf = kInteger ? integer_cache_value<Q>(to_float<C>(k[l]), p.key_quant, physical, kv_head,
+                                                           group, dim0 + l)
+                                  : cache_value<Q, C, fp8_dequant_through_half(Q, VEC)>(k[l], k_scale);
         acc[l] = j == 0 ? __fmul_rn(q_s[dim0 + l], kf) : __fmaf_rn(q_s[dim0 + l], kf, acc[l]);
       }
     }
@@ -428,9 +459,14 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
                             true, v);
       float vf[VV];
       PAO_UNROLL
-      for (int j = 0; j < VV; ++j)
-        vf[j] =
-            tok0 + j < tokens.end ? cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale) : 0.0f;
+      for (int j = 0; j < VV; ++j) {
+        if (tok0 + j >= tokens.end)
+          vf[j] = 0.0f;
+        else if constexpr (kInteger)
+          vf[j] = integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
+        else
+          vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
+      }
       acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
     }
   }

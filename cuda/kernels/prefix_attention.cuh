@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(kPrefixThreads) prefix_attention_kernel(const 
   float* const l_s = m_s + RP;       // [RP]
   float* const alpha_s = l_s + RP;   // [RP]
 
-  constexpr bool kFp8 = C != Q;
+  constexpr bool kInteger = C == DType::u8 || C == DType::i8;
+  constexpr bool kFp8 = C != Q && !kInteger;
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -71,8 +72,17 @@ __global__ void __launch_bounds__(kPrefixThreads) prefix_attention_kernel(const 
         const int pos = (tile.kind == 0 ? 0 : cta.ctx_len) + tile.key_begin + j;
         const std::int64_t block = table[pos / p.block_size];
         const int slot = pos % p.block_size;
-        v = is_key ? cache_value<Q, C>(key_cache[p.key_layout.offset(block, kv_head, slot, d)], k_scale)
-                   : cache_value<Q, C>(value_cache[p.value_layout.offset(block, kv_head, slot, d)], v_scale);
+        if constexpr (kInteger)
+          v = is_key ? integer_cache_value<Q>(
+                           to_float<C>(key_cache[p.key_layout.offset(block, kv_head, slot, d)]), p.key_quant,
+                           block, kv_head, slot, d)
+                     : integer_cache_value<Q>(
+                           to_float<C>(value_cache[p.value_layout.offset(block, kv_head, slot, d)]),
+                           p.value_quant, block, kv_head, slot, d);
+        else
+          v = is_key
+                  ? cache_value<Q, C>(key_cache[p.key_layout.offset(block, kv_head, slot, d)], k_scale)
+                  : cache_value<Q, C>(value_cache[p.value_layout.offset(block, kv_head, slot, d)], v_scale);
       } else {  // the new tokens, from key / value
         const std::int64_t token = cta.token_offset + tile.key_begin + j;
         v = is_key ? to_float<Q>(

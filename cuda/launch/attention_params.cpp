@@ -22,6 +22,20 @@ Status check_attention_params(const PagedAttentionParams& p) {
             {{"key_cache", p.key_cache}, {"value_cache", p.value_cache}, {"block_tables", p.block_tables}});
         !s.ok())
       return s;
+  if (is_integer_cache(p.kv_cache_dtype) && p.num_seqs > 0) {
+    if (Status s = detail::check_pointers({{"key_cache_scale", p.key_quant.scale},
+                                           {"key_cache_zero_point", p.key_quant.zero_point},
+                                           {"value_cache_scale", p.value_quant.scale},
+                                           {"value_cache_zero_point", p.value_quant.zero_point}},
+                                          " (an integer cache needs its scales and zero points)");
+        !s.ok())
+      return s;
+    for (const QuantTensorParams* q : {&p.key_quant, &p.value_quant})
+      for (const DType d : {q->scale_dtype, q->zero_point_dtype})
+        if (d != DType::f32 && d != DType::f16)
+          return Status::failure_of("an integer cache's scale / zero point dtype ", dtype_name(d),
+                                    ": f32 or f16 (kv_quant's)");
+  }
   return detail::status_of([&] {
     check_attention_scalars(p.scale, p.soft_cap, p.sliding_window);
     if (is_fp8(p.kv_cache_dtype)) {  // per-head scales live on the device: the kernel reads them

@@ -120,17 +120,17 @@ TEST_CASE("the instances suite, in full, instantiates every compiled kernel") {
       CHECK(decode.insert({c.head_size, c.block_size, dtype, cache}).second);
   }
   // What the dispatcher instantiates (dispatch.hpp): every head size, block size and activation
-  // dtype, with the cache in the activation dtype or either fp8.
+  // dtype, with the cache in the activation dtype, either fp8, u8 or i8.
   for (std::int32_t hs : kHeadSizes)
     for (DType dt : kActivationDTypes)
-      for (DType cache : {dt, DType::fp8_e4m3, DType::fp8_e5m2}) {
+      for (DType cache : {dt, DType::fp8_e4m3, DType::fp8_e5m2, DType::u8, DType::i8}) {
         CHECK_MESSAGE(prefix.count({hs, static_cast<int>(dt), static_cast<int>(cache)}) == 1, "prefix hs ",
                       hs, " ", dtype_name(dt), " / ", dtype_name(cache));
         for (std::int32_t bs : kBlockSizes)
           CHECK_MESSAGE(decode.count({hs, bs, static_cast<int>(dt), static_cast<int>(cache)}) == 1,
                         "decode hs ", hs, " bs ", bs, " ", dtype_name(dt), " / ", dtype_name(cache));
       }
-  const std::size_t dtypes = std::size(kActivationDTypes) * 3;  // x (same, e4m3, e5m2)
+  const std::size_t dtypes = std::size(kActivationDTypes) * 5;  // x (same, e4m3, e5m2, u8, i8)
   CHECK(decode.size() == std::size(kHeadSizes) * std::size(kBlockSizes) * dtypes);
   CHECK(prefix.size() == std::size(kHeadSizes) * dtypes);
   // The launchers accept a sample of them (the emulated test runs them all, labelled slow).

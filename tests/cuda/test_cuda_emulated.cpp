@@ -254,6 +254,12 @@ TEST_CASE("the CUDA kernels, emulated thread by thread, equal the oracle on the 
   check_suite("smoke");
 }
 
+TEST_CASE("the CUDA kernels, emulated thread by thread, equal the oracle on the integer suite") {
+  // u8 / i8 / u4 caches with scales and zero points by token, by channel and in groups, f16 params,
+  // both roundings, OpenVINO's quantiser; decode V1 / V2 and prefix.
+  check_suite("integer");
+}
+
 TEST_CASE("emulated CUDA decode: f32 over fp8 with a scale of 4e-4 rounds through half as vLLM does") {
   // The oracle's kernel precision follows vLLM's half2 path (fp8_dequant_through_half); so must
   // the CUDA kernel, bit for bit: K with vectors of 1 (block 8), 2 (16) and 4 (32), V always.

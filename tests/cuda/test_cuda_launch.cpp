@@ -154,7 +154,7 @@ TEST_CASE("the kernels' geometry is DecodeGeometry::make, usable as a constant e
 TEST_CASE("the dispatcher reaches every supported combination once, with its own values") {
   std::set<std::tuple<int, int, int, int>> seen;
   // A full build (the tests' build) holds every activation dtype with its own cache and each fp8.
-  static_assert(PAO_CUDA_SLIM || std::size(kDTypePairs) == 3 * 3);
+  static_assert(PAO_CUDA_SLIM || std::size(kDTypePairs) == 3 * 5);  // own, 2 fp8, u8, i8
   for (const DTypePair& pair : kDTypePairs)
     for (std::int32_t hs : kHeadSizes)
       for (std::int32_t bs : kBlockSizes) {
@@ -196,7 +196,7 @@ TEST_CASE("unsupported values fail with their name and value") {
   CHECK(message(dispatch_dtypes(DType::f64, DType::f64, never)) ==
         "dtype = f64: not supported by the CUDA kernels (supported: f32, f16, bf16)");
   CHECK(message(dispatch_dtypes(DType::f32, DType::f16, never)) ==
-        "kv_cache_dtype = f16: must equal dtype (f32) or be one of fp8_e4m3, fp8_e5m2");
+        "kv_cache_dtype = f16: must equal dtype (f32) or be one of fp8_e4m3, fp8_e5m2, u8, i8");
   CHECK(message(dispatch_activation(DType::u8, never)).find("dtype = u8") == 0);
 }
 

@@ -12,13 +12,24 @@
 #include "pao/cuda/status.hpp"
 #include "pao/kernels/logits.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/numerics/kv_quant.hpp"
 #include "pao/plan/launch_shape.hpp"
 
 namespace pao::cuda {
 
+/// An integer cache tensor's scales and zero points (pao/numerics/kv_quant.hpp): device pointers
+/// of f32 or f16 elements, at layout.offset(block, kv head, token in block, dim).
+struct QuantTensorParams {
+  const void* scale = nullptr;
+  const void* zero_point = nullptr;
+  DType scale_dtype = DType::f32;
+  DType zero_point_dtype = DType::f32;
+  QuantParamLayout layout;
+};
+
 struct PagedAttentionParams : LaunchShape {  // num_heads % num_kv_heads == 0 (GQA / MQA)
   DType dtype = DType::f16;                  // query, key, value, out, tmp_out: f32 / f16 / bf16
-  DType kv_cache_dtype = DType::f16;         // = dtype, or fp8_e4m3 / fp8_e5m2 (one byte per element)
+  DType kv_cache_dtype = DType::f16;         // = dtype, fp8_e4m3 / fp8_e5m2, or u8 / i8 (u4: u8 codes 0..15)
 
   /// Paged caches. The layout is data: vLLM's key [num_blocks, num_kv_heads, head_size/x,
   /// block_size, x] and value [num_blocks, num_kv_heads, head_size, block_size], NHD
@@ -41,6 +52,9 @@ struct PagedAttentionParams : LaunchShape {  // num_heads % num_kv_heads == 0 (G
   float v_scale = 1.0f;
   const float* k_head_scales = nullptr;
   const float* v_head_scales = nullptr;
+  /// Integer caches only: value = (code - zero_point) * scale in f32, rounded to dtype (the
+  /// oracle's kernel precision).
+  QuantTensorParams key_quant, value_quant;
 };
 
 /// The logit scalars of query head `head` (pao/kernels/logits.hpp), as the kernels read them.

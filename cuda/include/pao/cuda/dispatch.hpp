@@ -44,16 +44,20 @@ inline constexpr std::int32_t kBlockSizes[] = {8, 16, 32};
 #endif
 /// Activation dtypes (query, out, tmp_out).
 inline constexpr DType kActivationDTypes[] = {DType::f32, DType::f16, DType::bf16};
-/// fp8 cache flavours; the other KV-cache dtype is the activation dtype itself.
-inline constexpr DType kFp8CacheDTypes[] = {DType::fp8_e4m3, DType::fp8_e5m2};
+/// Quantised cache dtypes (fp8 flavours, integer codes); the other KV-cache dtype is the
+/// activation dtype itself.
+inline constexpr DType kQuantisedCacheDTypes[] = {DType::fp8_e4m3, DType::fp8_e5m2, DType::u8, DType::i8};
 #ifdef PAO_CUDA_SLIM_DTYPE_PAIRS
 inline constexpr DTypePair kDTypePairs[] = {PAO_CUDA_SLIM_DTYPE_PAIRS};
 #else
-/// Every activation dtype with its own cache and with each fp8 cache.
+/// Every activation dtype with its own cache, with each fp8 cache and with each integer cache
+/// (u8, i8; a u4 cache is u8 codes 0..15).
 inline constexpr DTypePair kDTypePairs[] = {
     {DType::f32, DType::f32},   {DType::f32, DType::fp8_e4m3},  {DType::f32, DType::fp8_e5m2},
     {DType::f16, DType::f16},   {DType::f16, DType::fp8_e4m3},  {DType::f16, DType::fp8_e5m2},
     {DType::bf16, DType::bf16}, {DType::bf16, DType::fp8_e4m3}, {DType::bf16, DType::fp8_e5m2},
+    {DType::f32, DType::u8},    {DType::f16, DType::u8},        {DType::bf16, DType::u8},
+    {DType::f32, DType::i8},    {DType::f16, DType::i8},        {DType::bf16, DType::i8},
 };
 #endif
 /// Whether this build holds the kernels of (activation, cache); every pair in a full build.
@@ -138,9 +142,11 @@ Status cache_dtype(DType cache, F& f) {
   if (cache == Activation) return call_pair<Activation, Activation>(f);
   if (cache == DType::fp8_e4m3) return call_pair<Activation, DType::fp8_e4m3>(f);
   if (cache == DType::fp8_e5m2) return call_pair<Activation, DType::fp8_e5m2>(f);
+  if (cache == DType::u8) return call_pair<Activation, DType::u8>(f);
+  if (cache == DType::i8) return call_pair<Activation, DType::i8>(f);
   std::ostringstream os;
   os << "kv_cache_dtype = " << dtype_name(cache) << ": must equal dtype (" << dtype_name(Activation)
-     << ") or be one of " << list(kFp8CacheDTypes);
+     << ") or be one of " << list(kQuantisedCacheDTypes);
   return Status::failure(os.str());
 }
 
