@@ -126,6 +126,17 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
     std::vector<std::pair<std::string, Tensor>> vendor;
     for (auto& [name, t] : outputs)
       if (!out_only || name == "out") vendor.emplace_back(name, std::move(t));
+    // A fused write-and-attend vendor writes its caches right: the golden's (the bugs are the
+    // attention's).
+    const kinds::KernelKind& kind = kinds::kind_of(c);
+    if (kind.traits().writes_cache)
+      for (const auto& spec : kind.traits().outputs) {
+        const std::string name(spec.name);
+        const bool present =
+            std::any_of(vendor.begin(), vendor.end(), [&](const auto& v) { return v.first == name; });
+        if (spec.judged == kinds::OutputSpec::Judged::cache && !present && g.find(name))
+          vendor.emplace_back(name, Tensor::copy_of(g.find(name)->view()));
+      }
     const golden::TensorFile actual =
         golden::TensorFile::in_memory(c.id + "." + mutation.name, {}, std::move(vendor));
     const diff::CaseReport r = diff::diff_case(golden, actual, diff_options);
@@ -159,10 +170,10 @@ std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const 
   fs::create_directories(options.scratch);
   std::vector<CaseAudit> out;
   for (const auto& c : cases) {
-    // The mutation library plants attention bugs into vendors that write attention outputs only;
-    // the cache writes' bugs (reshape_and_cache, write_and_attend) are tested in
-    // tests/diff/test_diff_cache_write.cpp and tests/diff/test_diff_write_and_attend.cpp.
-    if (!kinds::kind_of(c).traits().attends || kinds::kind_of(c).traits().writes_cache) continue;
+    // The mutation library plants attention bugs; the cache writes' bugs (reshape_and_cache,
+    // write_and_attend) are tested in tests/diff/test_diff_cache_write.cpp and
+    // tests/diff/test_diff_write_and_attend.cpp.
+    if (!kinds::kind_of(c).traits().attends) continue;
     CaseAudit a;
     a.case_id = c.id;
     a.dtype_class = dtype_class(c);
