@@ -118,14 +118,18 @@ def for_each_case(goldens, glob=None):
         yield load_case(goldens / entry["file"], entry["id"])
 
 
-def write_outputs(outputs_dir, case, tensors, outputs):
-    """Save a kernel's outputs as OUTPUTS/<id>.safetensors; check names, dtypes and shapes first."""
+def write_outputs(outputs_dir, case, tensors, outputs, as_is=()):
+    """Save a kernel's outputs as OUTPUTS/<id>.safetensors; check names, dtypes and shapes first
+    (but for the names in `as_is`: a cache in a layout pao diff reads itself, e.g. OpenVINO's bytes)."""
     allowed = OUTPUT_NAMES[case.kernel]
     clean = {}
     for name, value in outputs.items():
         if name not in allowed:
             raise ValueError(f"{case.id}: output '{name}' is not one pao diff reads "
                              f"for {case.kernel} (names: {', '.join(allowed)})")
+        if name in as_is:
+            clean[name] = value.detach().cpu().contiguous()
+            continue
         ref = tensors[_REFERENCE.get(name, name)]
         fp8_codes = (case.kernel in CACHE_WRITERS and str(value.dtype) == "torch.uint8"         # vLLM's
                      and str(ref.dtype) in ("torch.float8_e4m3fn", "torch.float8_e5m2"))         # fp8 codes

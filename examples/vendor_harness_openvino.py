@@ -18,8 +18,8 @@
      (exact: the caches are unquantised);
    its output goes to OUTPUTS/<id>.safetensors in the golden's dtype (one rounding from f32); a
    write_and_attend golden hands it the caches before the call (key_cache_before, ...) and its written
-   caches (an integer cache's codes, scales and zero points in pao's layout) go there too, judged by
-   pao diff bit for bit;
+   caches go there too, judged by pao diff bit for bit (an integer cache as OpenVINO's own bytes, which
+   pao diff reads in its named layout, pao/layout/openvino_cache.hpp);
 3. `pao diff GOLDENS OUTPUTS --json OUTPUTS/report.json`, then one line per case;
 4. with --evidence: every output against reference64 (vendor_harness.py), an fp64 attention in
    plain torch written apart from pao, and the written caches against the golden's slot by slot:
@@ -211,7 +211,8 @@ def op_inputs(case, tensors):
 
 def run_openvino(case, tensors):
     """(out in the golden's dtype, the caches after the op wrote them in pao's terms: {name: tensor},
-    an integer cache's codes with key_cache_scale ... value_cache_zero_point)."""
+    an integer cache's codes with key_cache_scale ... value_cache_zero_point, and the integer caches
+    as OpenVINO's own bytes {key_cache, value_cache} -- None for other caches)."""
     precision, key_mode = cache_precision(case)
     compiled = compile_op(case, tensors, precision, key_mode)
     past, starts, blocks, begins, q, k, v = op_inputs(case, tensors)
@@ -262,7 +263,7 @@ def run_openvino(case, tensors):
     shape = tensors["out"].shape
     out = torch.from_numpy(out.reshape(shape)).to(tensors["out"].dtype)
     if not bits:
-        return out, {name: torch.from_numpy(value) for name, value in caches.items()}
+        return out, {name: torch.from_numpy(value) for name, value in caches.items()}, None
     written = {}
     for w in ("key", "value"):
         codes, scale, zero_point = from_openvino(caches[f"{w}_cache"], case.int("head_size"),
@@ -270,7 +271,7 @@ def run_openvino(case, tensors):
         written[f"{w}_cache"] = torch.from_numpy(codes)
         written[f"{w}_cache_scale"] = torch.from_numpy(scale)
         written[f"{w}_cache_zero_point"] = torch.from_numpy(zero_point)
-    return out, written
+    return out, written, {name: torch.from_numpy(np.ascontiguousarray(value)) for name, value in caches.items()}
 
 
 def written_slots(case, tensors):
@@ -377,11 +378,13 @@ def main(argv=None):
     errors, ran = {}, {}
     for case, tensors in for_each_case(goldens, args.cases):
         try:
-            out, caches = run_openvino(case, tensors)
+            out, caches, raw = run_openvino(case, tensors)
             # A write_and_attend golden judges the written caches too (bit for bit); a prefix or decode
-            # golden, the attention only (--evidence compares the caches for those).
-            written = caches if case.kernel == "write_and_attend" else {}
-            write_outputs(outputs, case, tensors, {"out": out, **written})
+            # golden, the attention only (--evidence compares the caches for those). An integer cache
+            # goes over as OpenVINO's own bytes, which pao diff reads as codes, scales and zero points
+            # (pao/layout/openvino_cache.hpp; --evidence converts them apart, with from_openvino).
+            written = {} if case.kernel != "write_and_attend" else raw or caches
+            write_outputs(outputs, case, tensors, {"out": out, **written}, as_is=tuple(raw or ()))
             ran[case.id] = (out, caches)
         except NotInOpenVinoApi as e:
             errors[case.id] = f"harness: not expressible in OpenVINO's op: {e}"

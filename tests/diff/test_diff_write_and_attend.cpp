@@ -6,6 +6,7 @@
 // left unwritten, a vendor that quantised another way (another param shape or dtype).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "pao/golden/tensors.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/kernels/prefix_attention.hpp"
+#include "pao/layout/openvino_cache.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
 #include "pao/numerics/kv_quant.hpp"
 #include "support/compare.hpp"
@@ -381,4 +383,68 @@ TEST_CASE("write_and_attend, by_channel key: a block with earlier tokens is requ
   CHECK(k.verdict.detail.find("an earlier token of the requantised block at ") != std::string::npos);
   CHECK_FALSE(f.tensor(r, "key_cache_scale").passed);
   CHECK(f.tensor(r, "value_cache").passed);
+}
+
+TEST_CASE("OpenVINO's integer cache bytes: the named layout, round trip, and judged as codes and params") {
+  // The layout by hand on one block: by token, a row is [f32 scale, f32 zero point, codes]; by
+  // channel, scale[D] and zero point[D] then the code rows; u4 puts element 2i in the high nibble.
+  Tensor codes(DType::u8, {1, 1, 2, 4});
+  for (std::int64_t i = 0; i < 8; ++i) codes.data<std::uint8_t>()[i] = static_cast<std::uint8_t>(i + 1);
+  Tensor s_tok = Tensor::filled(DType::f32, {1, 1, 2, 1}, 0.5),
+         z_tok = Tensor::filled(DType::f32, {1, 1, 2, 1}, 3.0);
+  const TensorQuant by_token{QuantGranularity::by_token, 0}, by_channel{QuantGranularity::by_channel, 0};
+  const Tensor tok = pack_openvino_cache(codes, s_tok, z_tok, by_token, 8);
+  REQUIRE(tok.shape() == Shape{1, 1, 2, 12});
+  float f = 0;
+  std::memcpy(&f, tok.bytes(), 4);
+  CHECK(f == 0.5f);
+  std::memcpy(&f, tok.bytes() + 4, 4);
+  CHECK(f == 3.0f);
+  CHECK(tok.data<std::uint8_t>()[8] == 1);
+  CHECK(tok.data<std::uint8_t>()[12 + 8 + 3] == 8);
+  Tensor s_ch = Tensor::filled(DType::f32, {1, 1, 1, 4}, 0.25),
+         z_ch = Tensor::filled(DType::f32, {1, 1, 1, 4}, 1.0);
+  const Tensor ch = pack_openvino_cache(codes, s_ch, z_ch, by_channel, 4);
+  REQUIRE(ch.shape() == Shape{1, 1, 16 + 2, 2});         // 32 param bytes as rows of 2, then 2 code rows
+  CHECK(ch.data<std::uint8_t>()[32] == ((1 << 4) | 2));  // codes 1, 2: element 0 in the high nibble
+  const SplitIntegerCache back = unpack_openvino_cache(ch, by_channel, 4, 4, 2, "key_cache");
+  CHECK(test::bitwise_equal(back.codes, codes));
+  CHECK(test::bitwise_equal(back.scale, s_ch));
+  CHECK(test::bitwise_equal(back.zero_point, z_ch));
+  test::expect_error_from([&] { unpack_openvino_cache(tok, by_channel, 8, 4, 2, "key_cache"); },
+                          "key_cache: shape [1, 1, 2, 12], OpenVINO's by_channel layout is [1, 1, 10, 4]");
+
+  // A fused kernel that hands over its caches in OpenVINO's bytes (u4, key by channel, HND blocks of
+  // 16): judged as codes, scales and zero points; the nibbles swapped fail on the codes only.
+  Fixture fx(R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 64,
+      "dtype": "f16", "kv_cache_dtype": "u4", "kv_layout": "hnd", "block_size": 16, "kv_quant": {"rule": "openvino"},
+      "query_lens": [7, 19], "seq_lens": [40, 19], "seed": 8})");
+  const cases::Case& c = fx.g.golden_case;
+  auto bytes_of = [&](CacheTensor t) {
+    const std::string name = t == CacheTensor::key ? "key_cache" : "value_cache";
+    return pack_openvino_cache(*fx.g.find(name), *fx.g.find(std::string(quant_param_name(t, false))),
+                               *fx.g.find(std::string(quant_param_name(t, true))), c.kv_quant.of(t), 4);
+  };
+  Tensor k = bytes_of(CacheTensor::key), v = bytes_of(CacheTensor::value);
+  const CaseReport good = fx.diff(
+      {{"out", fx.g.find("out")->view()}, {"key_cache", k.view()}, {"value_cache", v.view()}}, "ov_bytes");
+  CHECK(good.passed());
+  CHECK(good.tensors.size() == 7);  // out, both caches, four param tensors
+  CHECK(std::any_of(good.notes.begin(), good.notes.end(), [](const std::string& n) {
+    return n.find("key_cache: read in OpenVINO's u8 byte layout") != std::string::npos;
+  }));
+  Tensor swapped = Tensor::copy_of(k.view());
+  const std::int64_t rows = swapped.size(2), width = swapped.size(3);
+  for (std::int64_t bh = 0; bh < swapped.size(0) * swapped.size(1); ++bh)
+    for (std::int64_t r = 16; r < rows; ++r)  // 16 param rows (u4: 64 / 4), then the codes
+      for (std::int64_t x = 0; x < width; ++x) {
+        std::uint8_t& b = swapped.data<std::uint8_t>()[(bh * rows + r) * width + x];
+        b = static_cast<std::uint8_t>((b >> 4) | (b << 4));
+      }
+  const CaseReport bad =
+      fx.diff({{"out", fx.g.find("out")->view()}, {"key_cache", swapped.view()}, {"value_cache", v.view()}},
+              "ov_swap");
+  CHECK_FALSE(bad.passed());
+  CHECK_FALSE(fx.tensor(bad, "key_cache").passed);
+  CHECK(fx.tensor(bad, "key_cache_scale").passed);
 }

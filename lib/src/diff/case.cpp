@@ -18,6 +18,7 @@
 #include "pao/golden/tensors.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kinds/kernel_kind.hpp"
+#include "pao/layout/openvino_cache.hpp"
 #include "pao/numerics/element.hpp"
 
 namespace pao::diff {
@@ -231,12 +232,39 @@ bool diff_cache_write(CaseReport& rep, const kinds::KernelKind& kind, const case
         rep.notes.push_back("ignored '" + name + "': a " + std::string(kind.name()) +
                             " case compares key_cache and value_cache" +
                             (gc.integer_cache() ? " with their scales and zero points" : ""));
+  // A cache in OpenVINO's bytes (scales and zero points inline, pao/layout/openvino_cache.hpp):
+  // read back as codes, scales and zero points, each judged as pao's own tensors.
+  std::map<std::string, Tensor> from_bytes;
+  for (const CacheTensor which : {CacheTensor::key, CacheTensor::value}) {
+    const std::string name = which == CacheTensor::key ? "key_cache" : "value_cache";
+    if (!gc.integer_cache() || gc.kv_layout != KVLayout::hnd || !actual.has(name)) continue;
+    const Tensor& golden = g.tensor(name);
+    const TensorQuant& tq = gc.kv_quant.of(which);
+    const std::optional<Shape> bytes_shape =
+        openvino_cache_shape(tq, gc.cache_storage_dtype(), gc.kv_quant.scale_dtype, gc.kv_quant.bits,
+                             golden.size(0), gc.num_kv_heads, gc.head_size, gc.block_size);
+    const Tensor vendor = actual.read(name);
+    if (!bytes_shape || vendor.dtype() != DType::u8 || vendor.shape() != *bytes_shape) continue;
+    SplitIntegerCache split =
+        unpack_openvino_cache(vendor, tq, gc.kv_quant.bits, gc.head_size, gc.block_size, name);
+    from_bytes[name] = std::move(split.codes);
+    from_bytes[std::string(quant_param_name(which, false))] = std::move(split.scale);
+    from_bytes[std::string(quant_param_name(which, true))] = std::move(split.zero_point);
+    rep.notes.push_back(name + ": read in OpenVINO's u8 byte layout " + shape_to_string(*bytes_shape) +
+                        " (scales and zero points inline), judged as codes, scales and zero points");
+  }
+  const auto has = [&](const std::string& name) { return actual.has(name) || from_bytes.count(name); };
+  const auto vendor_tensor = [&](const std::string& name, std::optional<DType> as) {
+    if (const auto it = from_bytes.find(name); it != from_bytes.end())
+      return Tensor::copy_of(it->second.view());
+    return as ? actual.read(name, *as) : actual.read(name);
+  };
   std::vector<std::string> names;
   for (const CacheTensor which : {CacheTensor::key, CacheTensor::value}) {
     const bool key = which == CacheTensor::key;
     const std::string name = key ? "key_cache" : "value_cache";
-    if (!actual.has(name)) continue;
-    const Tensor vendor = actual.read(name, g.tensor(name).dtype());
+    if (!has(name)) continue;
+    const Tensor vendor = vendor_tensor(name, g.tensor(name).dtype());
     CacheWriteInput in;
     in.golden_case = &gc;
     in.which = which;
@@ -255,8 +283,8 @@ bool diff_cache_write(CaseReport& rep, const kinds::KernelKind& kind, const case
     for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
       for (const bool zp : {false, true}) {
         const std::string name(quant_param_name(which, zp));
-        if (!actual.has(name)) continue;
-        const Tensor vendor = actual.read(name);
+        if (!has(name)) continue;
+        const Tensor vendor = vendor_tensor(name, std::nullopt);
         QuantParamWriteInput in;
         in.golden_case = &gc;
         in.which = which;
