@@ -36,8 +36,8 @@ def _scale_value(x: Any, name: str) -> float:
 
 
 def _cache_dtype(kv_cache_dtype: str, cache: Tensor, name: str) -> str:
-    """The pao dtype a cache's memory holds, by vLLM's kv_cache_dtype."""
-    want = _pao.parse_kv_cache_dtype(kv_cache_dtype)  # the library's names: auto, fp8, fp8_e4m3, ...
+    """The pao dtype a cache's memory holds, by vLLM's kv_cache_dtype (u4: u8 codes 0..15, one per byte)."""
+    want = _pao.parse_kv_cache_dtype("u8" if kv_cache_dtype == "u4" else kv_cache_dtype)  # auto, fp8, ...
     if want == "auto":
         return dtype_of(cache)
     have = dtype_of(cache)

@@ -383,6 +383,21 @@ TEST_CASE("write_and_attend, by_channel key: a block with earlier tokens is requ
   CHECK(k.verdict.detail.find("an earlier token of the requantised block at ") != std::string::npos);
   CHECK_FALSE(f.tensor(r, "key_cache_scale").passed);
   CHECK(f.tensor(r, "value_cache").passed);
+
+  // The unused tail of a requantised block written (positions 40..47 of sequence 0, past its 40
+  // tokens): named as tails, not as the block's earlier tokens.
+  Tensor tails = f.copy("key_cache");
+  const PagedCacheLayout kl = contiguous_cache_layout(c.kv_layout, CacheTensor::key, tails.shape());
+  for (std::int64_t t = 8; t < 16; ++t)
+    for (std::int64_t h = 0; h < c.num_kv_heads; ++h)
+      for (std::int64_t d = 0; d < c.head_size; ++d) tails.bytes()[kl.offset(block, h, t, d)] = std::byte{0};
+  NamedTensorViews o2{{"out", f.g.find("out")->view()}, {"key_cache", tails.view()}};
+  for (const char* name : {"value_cache", "key_cache_scale", "key_cache_zero_point", "value_cache_scale",
+                           "value_cache_zero_point"})
+    o2.emplace_back(name, f.g.find(name)->view());
+  const TensorReport& kt = f.tensor(f.diff(o2, "tails"), "key_cache");
+  CHECK(kt.verdict.pattern == Pattern::outside_slots);
+  CHECK_MESSAGE(kt.verdict.detail.find("all in the unused tails") != std::string::npos, kt.verdict.detail);
 }
 
 TEST_CASE("OpenVINO's integer cache bytes: the named layout, round trip, and judged as codes and params") {
@@ -447,4 +462,19 @@ TEST_CASE("OpenVINO's integer cache bytes: the named layout, round trip, and jud
   CHECK_FALSE(bad.passed());
   CHECK_FALSE(fx.tensor(bad, "key_cache").passed);
   CHECK(fx.tensor(bad, "key_cache_scale").passed);
+
+  // Where pao's own shape and OpenVINO's coincide (u4 by token, head size 16: 8 + 16 / 2 bytes a
+  // row), a cache is read as pao's: the golden's own outputs pass.
+  Fixture same(R"({"kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 16, "block_size": 16,
+      "dtype": "f16", "kv_cache_dtype": "u4", "kv_layout": "hnd", "kv_quant": {"key": "by_token", "rule": "openvino"},
+      "query_lens": [5, 3], "seq_lens": [20, 3], "seed": 2})");
+  NamedTensorViews own;
+  for (const char* name : {"key_cache", "value_cache", "key_cache_scale", "key_cache_zero_point",
+                           "value_cache_scale", "value_cache_zero_point"})
+    own.emplace_back(name, same.g.find(name)->view());
+  CHECK(same.diff(own, "own").passed());
+  own.erase(own.begin() + 2, own.end());  // the caches alone: still pao's shape, so pao's layout
+  const CaseReport caches_only = same.diff(own, "caches_only");
+  CHECK(same.tensor(caches_only, "key_cache").passed);
+  CHECK(same.tensor(caches_only, "key_cache_scale").problem.find("absent from ACTUAL") != std::string::npos);
 }

@@ -197,6 +197,15 @@ TEST_CASE("reshape_and_cache into a by_channel cache requantises the block over 
   CHECK(w.key_cache.at({0, 0, 0, 3}) == 255);
   CHECK(w.key_cache.at({0, 0, 1, 3}) == 0);
   CHECK(w.key_cache.at({0, 0, 2, 0}) == 0);  // slots 2, 3 untouched
+  // The earlier tokens' params are checked before they are dequantised (a NaN scale is named).
+  IntegerWrite nan_scale(QuantRounding::half_even, {QuantGranularity::by_channel, 0});
+  nan_scale.write({1, 2, 3, 4}, 0);
+  nan_scale.key_scale.set({0, 0, 0, 2}, std::numeric_limits<double>::quiet_NaN());
+  test::expect_error_from(
+      [&] {
+        nan_scale.write({1, 2, 3, 4}, 1);
+      },
+      "key_cache_scale[0, 0, 0, 2]: scale nan, zero point 0: block 0 holds 1 earlier token(s)");
   // One call's slots of a block must follow each other (tokens fill a block in order).
   IntegerWrite gap(QuantRounding::half_even, {QuantGranularity::by_channel, 0});
   test::expect_error_from(

@@ -92,6 +92,15 @@ def test_ops_on_integer_cache_goldens_reproduce_them():
     for name, t in (("key_cache", key_cache), ("value_cache", value_cache), ("key_cache_scale", q["key_cache_scale"]),
                     ("value_cache_zero_point", q["value_cache_zero_point"])):
         assert np.array_equal(t.view(np.uint8), f[name].view(np.uint8)), name
+    # u4 (u8 codes 0..15): the same write into a u4 golden's caches.
+    u4 = dict(INTEGER_FUSED, kv_cache_dtype="u4", kv_layout="hnd", kv_quant={"key": "by_token", "rule": "openvino"})
+    g4 = cases.make_golden(u4)
+    q4 = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in _quant(g4, u4, "_before").items()}
+    k4, v4 = g4["key_cache_before"].copy(), g4["value_cache_before"].copy()
+    ops.reshape_and_cache(g4["key"], g4["value"], k4, v4, g4["slot_mapping"], "u4", 1.0, 1.0, kv_layout="hnd",
+                          kv_quant=q4)
+    assert np.array_equal(k4, g4["key_cache"])
+    assert np.array_equal(q4["value_cache_scale"].view(np.uint8), g4["value_cache_scale"].view(np.uint8))  # NaN poison
     o = np.zeros_like(f["query"])
     ops.context_attention_fwd(f["query"], f["key"], f["value"], o, "i8", key_cache, value_cache, f["block_tables"],
                               f["query_start_loc"], f["seq_lens"], 40, 19, 1.0, 1.0, kv_layout="nhd",

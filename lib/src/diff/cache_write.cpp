@@ -5,7 +5,6 @@
 #include <cstring>
 #include <iterator>
 #include <map>
-#include <set>
 #include <sstream>
 #include <type_traits>
 #include <vector>
@@ -141,7 +140,7 @@ class CacheComparison {
     if (c_.integer_cache() && c_.kv_quant.of(in_.which).granularity == QuantGranularity::by_channel)
       for (const auto& [slot, token] : token_of_slot_)
         if (slot % c_.block_size != 0 && !token_of_slot_.count(slot - 1))
-          requantised_blocks_.insert(slot / c_.block_size);
+          first_written_.emplace(slot / c_.block_size, slot % c_.block_size);
     if (!in_.block_tables || !in_.seq_lens) return;
     for (std::int32_t s = 0; s < c_.num_seqs; ++s) {  // positions past seq_len in its last block
       const auto n = static_cast<std::int64_t>(in_.seq_lens->at({s}));
@@ -156,7 +155,7 @@ class CacheComparison {
   /// several: a double rounding is also one code off); the verdict names the most specific one
   /// that explains them all.
   void classify(const Mismatch& m, std::int64_t off) {
-    if (m.token < 0 && requantised_blocks_.count(m.block)) {  // an earlier token of a requantised block
+    if (m.token < 0 && earlier_token(m)) {  // an earlier token of a requantised block
       count(m.actual == bits(*in_.before, off) ? kNotRequantised : kOther, m);
       return;
     }
@@ -206,7 +205,7 @@ class CacheComparison {
                tail != tail_of_slot_.end()) {
       os << "no token (the unused tail of seq " << tail->second.first << "'s last block: position "
          << tail->second.second << ", past its " << in_.seq_lens->at({tail->second.first}) << " tokens) at ";
-    } else if (requantised_blocks_.count(m.block)) {
+    } else if (earlier_token(m)) {
       os << "an earlier token of the requantised block at ";
     } else {
       os << "no token (unmapped) at ";
@@ -321,7 +320,12 @@ class CacheComparison {
   PagedCacheLayout layout_;
   std::map<std::int64_t, std::int64_t> token_of_slot_;
   std::map<std::int64_t, std::pair<std::int32_t, std::int64_t>> tail_of_slot_;  // slot -> (seq, position)
-  std::set<std::int64_t> requantised_blocks_;
+  /// A requantised by_channel block's first written offset: its slots below hold earlier tokens.
+  std::map<std::int64_t, std::int64_t> first_written_;
+  bool earlier_token(const Mismatch& m) const {
+    const auto it = first_written_.find(m.block);
+    return it != first_written_.end() && m.offset < it->second;
+  }
   std::vector<std::int32_t> seq_of_token_;
   std::int64_t kinds_[kKinds] = {};
   Mismatch example_[kKinds] = {};  // the first mismatch of each kind

@@ -75,7 +75,7 @@ void write_integer_row(const TensorView& src, std::int64_t token, const TensorVi
 /// the tokens already at offsets [0, first) are dequantised in f32, (code - zero_point) * scale (the
 /// kernels' dequantisation: OpenVINO's), the new rows appended as f32, and the block requantised
 /// channel by channel over all of them (its scales, zero points and every code of [0, last]).
-void write_integer_block_by_channel(const TensorView& src,
+void write_integer_block_by_channel(const char* param_name, const TensorView& src,
                                     const std::vector<std::pair<std::int32_t, std::int64_t>>& rows,
                                     const TensorView& cache, const PagedCacheLayout& layout,
                                     const detail::IntegerDequant& dq, const KVQuant& spec,
@@ -96,6 +96,13 @@ void write_integer_block_by_channel(const TensorView& src,
         float& v = x[static_cast<std::size_t>(t) * head_size + d];
         if (t < first) {
           const std::int64_t p = dq.layout.offset(block, h, t, d);
+          const float s = dq.scale[static_cast<std::size_t>(p)],
+                      z = dq.zero_point[static_cast<std::size_t>(p)];
+          require(std::isfinite(s) && s > 0 && std::isfinite(z), param_name, "[", block, ", ", h, ", 0, ", d,
+                  "]: scale ", s, ", zero point ", z, ": block ", block, " holds ", first,
+                  " earlier token(s) that the by_channel write requantises; their scale must be finite and "
+                  "positive "
+                  "and their zero point finite");
           const auto code = static_cast<float>(
               decode_element(dq.code_dtype, codes_out + layout.offset(block, h, t, d) * es));
           v = dequantise_kernel(code, dq.scale[static_cast<std::size_t>(p)],
@@ -201,7 +208,8 @@ void reshape_and_cache_into(const TensorView& key, const TensorView& value, cons
       const TensorView& zero_point = k ? quant.key_zero_point : quant.value_zero_point;
       if (quant.spec.of(t).granularity == QuantGranularity::by_channel) {
         for (const auto& [block, rows] : by_block)
-          write_integer_block_by_channel(src, rows, cache, layout, dq, quant.spec, scale, zero_point, block);
+          write_integer_block_by_channel(k ? "key_cache_scale" : "value_cache_scale", src, rows, cache,
+                                         layout, dq, quant.spec, scale, zero_point, block);
         continue;
       }
       for (const auto& [slot, token] : slots)
