@@ -395,7 +395,8 @@ TEST_CASE("write_and_attend, by_channel key: a block with earlier tokens is requ
   for (const char* name : {"value_cache", "key_cache_scale", "key_cache_zero_point", "value_cache_scale",
                            "value_cache_zero_point"})
     o2.emplace_back(name, f.g.find(name)->view());
-  const TensorReport& kt = f.tensor(f.diff(o2, "tails"), "key_cache");
+  const CaseReport tails_report = f.diff(o2, "tails");
+  const TensorReport& kt = f.tensor(tails_report, "key_cache");
   CHECK(kt.verdict.pattern == Pattern::outside_slots);
   CHECK_MESSAGE(kt.verdict.detail.find("all in the unused tails") != std::string::npos, kt.verdict.detail);
 }
