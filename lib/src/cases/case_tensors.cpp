@@ -219,6 +219,14 @@ std::vector<float> alibi_slopes_for(std::int32_t num_heads) {
   return slopes;
 }
 
+QuantParamTensors QuantParamTensors::copy() const {
+  QuantParamTensors q;
+  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+    for (const bool zp : {false, true})
+      if (param(t, zp).defined()) q.param(t, zp) = Tensor::copy_of(param(t, zp).view());
+  return q;
+}
+
 KVQuantArgs QuantParamTensors::views(const KVQuant& spec) const {
   KVQuantArgs a;
   a.spec = spec;
@@ -445,10 +453,7 @@ WriteAndAttendCase make_write_and_attend_case(const Case& spec) {
   WriteAndAttendCase w{make_prefix_case(step), {}, {}, {}};
   w.key_cache_before = Tensor::copy_of(w.step.key_cache.view());
   w.value_cache_before = Tensor::copy_of(w.step.value_cache.view());
-  if (spec.integer_cache())
-    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-      for (const bool zp : {false, true})
-        w.quant_before.param(t, zp) = Tensor::copy_of(w.step.quant.param(t, zp).view());
+  w.quant_before = w.step.quant.copy();
   write_new_tokens(w.step);
   return w;
 }
@@ -480,10 +485,7 @@ ReshapeCase make_reshape_case(const Case& spec) {
     r.slot_mapping.data<std::int64_t>()[i] = i < T ? p.slot_mapping.data<std::int64_t>()[i] : -1;
   r.key_cache_before = Tensor::copy_of(p.key_cache.view());
   r.value_cache_before = Tensor::copy_of(p.value_cache.view());
-  if (spec.integer_cache())
-    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-      for (const bool zp : {false, true})
-        r.quant_before.param(t, zp) = Tensor::copy_of(p.quant.param(t, zp).view());
+  r.quant_before = p.quant.copy();
   reshape_and_cache(r.key, r.value, p.key_cache, p.value_cache, r.slot_mapping, spec.kv_layout,
                     attention_options(spec, {}, p.quant));
   r.quant = std::move(p.quant);

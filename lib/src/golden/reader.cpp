@@ -200,7 +200,7 @@ cases::WriteAndAttendCase write_and_attend_case_from(const cases::Case& spec, In
   read_quant_params(c.quant, input, "_before");
   w.key_cache_before = Tensor::copy_of(c.key_cache.view());
   w.value_cache_before = Tensor::copy_of(c.value_cache.view());
-  read_quant_params(w.quant_before, input, "_before");
+  w.quant_before = c.quant.copy();
   cases::write_new_tokens(c);
   return w;
 }

@@ -37,15 +37,6 @@ constexpr std::string_view kVendorOutputs[] = {"key_cache",         "value_cache
                                                "key_cache_scale",   "key_cache_zero_point",
                                                "value_cache_scale", "value_cache_zero_point"};
 
-/// An integer cache's params under `suffix` ("_before", or "" after the write).
-void add_params(const cases::Case& c, cases::QuantParamTensors& q, std::string_view suffix, NamedTensors& t) {
-  if (!c.integer_cache()) return;
-  for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
-    for (const bool zp : {false, true})
-      t.emplace_back(std::string(quant_param_name(which, zp)) + std::string(suffix),
-                     std::move(q.param(which, zp)));
-}
-
 class ReshapeAndCacheKind final : public KernelKind {
  public:
   ReshapeAndCacheKind()
@@ -93,10 +84,10 @@ class ReshapeAndCacheKind final : public KernelKind {
     t.emplace_back("value_cache_before", std::move(rc.value_cache_before));
     t.emplace_back("block_tables", std::move(rc.block_tables));
     t.emplace_back("seq_lens", std::move(rc.seq_lens));
-    add_params(c, rc.quant_before, "_before", t);
+    add_quant_params(c, rc.quant_before, t, "_before");
     t.emplace_back("key_cache", std::move(rc.key_cache));
     t.emplace_back("value_cache", std::move(rc.value_cache));
-    add_params(c, rc.quant, "", t);
+    add_quant_params(c, rc.quant, t);
   }
 
   bool other_decomposition(cases::Case&) const override { return false; }
@@ -106,7 +97,7 @@ class ReshapeAndCacheKind final : public KernelKind {
     NamedTensors out;
     out.emplace_back("key_cache", std::move(rc.key_cache));
     out.emplace_back("value_cache", std::move(rc.value_cache));
-    add_params(c, rc.quant, "", out);
+    add_quant_params(c, rc.quant, out);
     return out;
   }
 

@@ -95,11 +95,7 @@ class WriteAndAttendKind final : public PrefixStepKind {
     t.emplace_back("seq_lens", std::move(s.seq_lens));
     t.emplace_back("query_start_loc", std::move(s.query_start_loc));
     if (c.alibi) t.emplace_back("alibi_slopes", std::move(s.alibi_slopes));
-    if (c.integer_cache())
-      for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
-        for (const bool zp : {false, true})
-          t.emplace_back(std::string(quant_param_name(which, zp)) + "_before",
-                         std::move(w.quant_before.param(which, zp)));
+    add_quant_params(c, w.quant_before, t, "_before");
     for (auto& named : computed) t.push_back(std::move(named));
   }
 

@@ -30,6 +30,8 @@ struct QuantParamTensors {
   }
   /// The kernels' view of them with `spec`.
   KVQuantArgs views(const KVQuant& spec) const;
+  /// A copy of every tensor that is there (a cache write's params before it).
+  QuantParamTensors copy() const;
 };
 
 struct DecodeCase {
