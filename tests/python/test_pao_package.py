@@ -146,6 +146,12 @@ def test_sim_run_and_sweep():
     records = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
     assert len(records) == 3 * 2
     assert all(float(r["time_us"]) > 0 for r in records)
+    # pao's own CUDA kernels: the same CTAs, more instructions each, so slower under GPGPU-Sim's model.
+    shape = dict(device="gpgpusim-v100", num_seqs=1, seq_lens=[1024], num_heads=8, num_kv_heads=2, head_size=128)
+    vllm, own = pao.sim.run(kernel="v1", **shape), pao.sim.run(kernel="v1@pao-cuda", **shape)
+    assert own["kernel"] == "v1@pao-cuda" and own["kernels"][0]["ctas"] == vllm["kernels"][0]["ctas"] == 8
+    assert own["kernels"][0]["warp_instructions"] > 3 * vllm["kernels"][0]["warp_instructions"]
+    assert own["time_us"] > vllm["time_us"]
 
 
 def test_strided_and_zero_copy_numpy():

@@ -202,6 +202,43 @@ TEST_CASE("sim engine: max-min sharing with per-CTA, per-SM and global caps") {
   CHECK(r2.time_us == doctest::Approx(2000.0 / 400.0).epsilon(1e-12));
 }
 
+TEST_CASE("sim engine: a lone warp's in-order instructions floor a CTA's time") {
+  // One SM at 1 GHz, 10 cycles per warp instruction; a CTA whose busiest warp issues 10000
+  // instructions (40000 in all) and moves 1000 bytes: 100 us, above its 5 iterations x 1 us. Two
+  // such CTAs on the SM run side by side (each warp alone on its scheduler's in-order stream):
+  // 100 us too, while the SM's issue rate (4 x 1 GHz x 1) is far from binding (80000
+  // instructions = 20 us).
+  Device d = load_device("a100-40gb");
+  set_device_field(d, "num_sms", 1, "assumed", "test");
+  set_device_field(d, "clock_ghz", 1.0, "assumed", "test");
+  set_device_field(d, "schedulers_per_sm", 4, "assumed", "test");
+  set_device_field(d, "issue_efficiency", 1.0, "assumed", "test");
+  set_device_field(d, "cta_dispatch_overhead_us", 0, "assumed", "test");
+  set_device_field(d, "launch_latency_us", 0, "assumed", "test");
+  set_device_field(d, "iteration_latency_us", 1.0, "assumed", "test");
+  set_device_field(d, "cycles_per_warp_instruction", 10, "assumed", "test");
+  Launch l;
+  l.name = "in-order";
+  l.resources = {128, 32, 0};
+  CtaWork w;
+  w.dram_bytes = 1000;
+  w.iterations = 5;
+  w.warp_instructions = 40000;
+  w.busiest_warp_instructions = 10000;
+  l.ctas = {w};
+  CHECK(cta_latency_us(d, w) == doctest::Approx(100.0).epsilon(1e-12));
+  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(100.0).epsilon(1e-9));
+  l.ctas = {w, w};
+  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(100.0).epsilon(1e-9));
+  // Sixteen such CTAs share the SM's issue rate: 16 x 40000 instructions at 4000 per us = 160 us,
+  // above the floor: the issue rate binds.
+  l.ctas.assign(16, w);
+  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(160.0).epsilon(1e-9));
+  // 0 cycles: the iterations alone.
+  set_device_field(d, "cycles_per_warp_instruction", 0, "assumed", "test");
+  CHECK(cta_latency_us(d, w) == doctest::Approx(5.0).epsilon(1e-12));
+}
+
 TEST_CASE("sim engine: V2 with one partition costs V1 plus the reduce launch") {
   for (const char* name : {"bi-v100", "a100-40gb"}) {
     INFO(name);
@@ -275,7 +312,7 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     Run r;
     r.cta = static_cast<std::int64_t>(next++);
     r.ready = t + d.cta_dispatch_overhead_us +
-              (w.dram_bytes <= 0 ? w.iterations * d.iteration_latency_us + cta_compute_us(d, l, w) : 0.0);
+              (w.dram_bytes <= 0 ? cta_latency_us(d, w) + cta_compute_us(d, l, w) : 0.0);
     r.rem = w.dram_bytes;
     slots[slot] = r;
   };
@@ -291,7 +328,7 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     for (std::size_t i = 0; i < slots.size(); ++i) {
       if (!slots[i].flowing) continue;
       const CtaWork& w = l.ctas[static_cast<std::size_t>(slots[i].cta)];
-      const double lat = w.iterations * d.iteration_latency_us;
+      const double lat = cta_latency_us(d, w);
       double c = std::min(C, lat > 0 ? w.dram_bytes / lat : 1e300);
       const double compute = cta_compute_us(d, l, w);
       if (compute > 0)
@@ -404,6 +441,7 @@ TEST_CASE("sim engine: matches a brute-force reference on random grids") {
     set_device_field(d, "cta_dispatch_overhead_us", u01(rng), "assumed", "test");
     set_device_field(d, "fp32_tflops", 0.01 + 0.05 * u01(rng), "assumed", "test");
     set_device_field(d, "issue_efficiency", 0.01 + 0.2 * u01(rng), "assumed", "test");
+    if (c % 4 == 3) set_device_field(d, "cycles_per_warp_instruction", 0.4, "assumed", "test");
     Launch l;
     l.name = "random";
     l.resources = wide ? CtaResources{128, 32, 8 * 1024} : CtaResources{256, 32, 40 * 1024};
@@ -413,6 +451,7 @@ TEST_CASE("sim engine: matches a brute-force reference on random grids") {
       w.dram_bytes = u01(rng) < 0.1 ? 0.0 : 1e3 + 2e5 * u01(rng);
       w.flops = u01(rng) < 0.5 ? 0.0 : 1e4 + 1e6 * u01(rng);
       w.warp_instructions = u01(rng) < 0.5 ? 0.0 : 1e4 + 1e6 * u01(rng);  // the larger one binds
+      w.busiest_warp_instructions = w.warp_instructions / 8;  // no draw: the seed's grids stay as they were
       w.iterations = static_cast<std::int32_t>(u01(rng) * 50);
       l.ctas.push_back(w);
     }

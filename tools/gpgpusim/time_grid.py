@@ -27,7 +27,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 COLUMNS = ["device", "gpu", "kernel", "partition_size", "num_seqs", "num_heads", "num_kv_heads", "head_size",
            "block_size", "dtype", "kv_cache_dtype", "seq_len", "query_len", "max_seq_len", "time_us", "timing",
-           "group", "source", "source_date", "note"]
+           "group", "source", "source_date", "implementation", "note"]
 
 
 def log(msg):
@@ -58,12 +58,21 @@ def bench_cases(prefix, suite):
     return rows
 
 
-def simulated_cycles(log_text):
-    """[(kernel name, cycles, instructions)] of every kernel the simulator ran, in order."""
-    kernels = []
-    for block in re.finditer(r"^kernel_name = (\S+)\s*\n(?:.*\n){0,4}?gpu_sim_cycle = (\d+)\ngpu_sim_insn = (\d+)",
-                             log_text, re.M):
-        kernels.append((block.group(1), int(block.group(2)), int(block.group(3))))
+def simulated_kernels(log_text):
+    """[(kernel name, cycles, thread instructions, warp instructions)] of every kernel the simulator
+    ran, in order. GPGPU-Sim prints each kernel's gpu_sim_cycle and gpu_sim_insn (thread
+    instructions) and the running total of warp instructions issued, gpgpu_n_tot_w_icount."""
+    kernels, warps_before = [], 0
+    for section in re.split(r"^(?=kernel_name = )", log_text, flags=re.M)[1:]:
+        name = re.match(r"kernel_name = (\S+)", section)
+        cycles = re.search(r"^gpu_sim_cycle = (\d+)", section, re.M)
+        insts = re.search(r"^gpu_sim_insn = (\d+)", section, re.M)
+        warps = re.search(r"^gpgpu_n_tot_w_icount = (\d+)", section, re.M)
+        if not (name and cycles and insts and warps):
+            continue  # a kernel still running when the log ends
+        total = int(warps.group(1))
+        kernels.append((name.group(1), int(cycles.group(1)), int(insts.group(1)), total - warps_before))
+        warps_before = total
     return kernels
 
 
@@ -80,7 +89,7 @@ def run_one(args, row, clock_mhz):
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0
     text = sim_log.read_text() if sim_log.exists() else ""
-    launched = [k for k in simulated_cycles(text) if "pao4cuda6detail" in k[0]]
+    launched = [k for k in simulated_kernels(text) if "pao4cuda6detail" in k[0]]
     if r.returncode != 0 or not launched:
         tail = "\n".join((r.stdout + r.stderr).splitlines()[-6:])
         raise RuntimeError(f"{row['note']} {kernel}: exit {r.returncode}, {len(launched)} kernels simulated\n{tail}")
@@ -90,14 +99,21 @@ def run_one(args, row, clock_mhz):
     out["device"] = f"GPGPU-Sim SM7_QV100 {args.sms} SMs"
     out["gpu"] = args.gpu
     out["time_us"] = f"{cycles / clock_mhz:.4f}"
-    out["timing"] = "gpu"
+    # GPGPU-Sim's cycles of a kernel include the config's launch latency (-gpgpu_kernel_launch_latency:
+    # a one-partition reduce, 68 instructions a warp, takes 5992 cycles): host timing, in pao sim's terms.
+    out["timing"] = "host"
+    out["implementation"] = "pao-cuda"  # pao's own CUDA kernels (pao sim: --implementation pao-cuda)
     out["group"] = f"{args.gpu}:{row['note']}"
     # No commas in a cell: the measurement CSVs are read by splitting at commas (docs/simulator.md).
     out["source"] = f"GPGPU-Sim {args.sim_commit} + tools/gpgpusim/patches; config SM7_QV100 (sm_75 code); " \
                     f"{args.sms} SMs; core clock {clock_mhz:g} MHz"
     out["source_date"] = datetime.date.today().isoformat()
     per_kernel = " + ".join(str(k[1]) for k in launched)
-    out["note"] = f"{row['note']}; cycles {per_kernel}; {insts} thread instructions; {wall:.0f} s simulated"
+    def per_kernel_counts(i):
+        return f" ({' + '.join(str(k[i]) for k in launched)})" if len(launched) > 1 else ""
+    warps = sum(k[3] for k in launched)
+    out["note"] = (f"{row['note']}; cycles {per_kernel}; {insts} thread instructions{per_kernel_counts(2)}; "
+                   f"{warps} warp instructions{per_kernel_counts(3)}; {wall:.0f} s simulated")
     return out
 
 

@@ -190,7 +190,8 @@ void add_sweep(CLI::App& sim, Action& action) {
       "sweep", "time several kernels over workload, kernel or device axes; CSV, SVG plot, crossover points");
   opts->device.add_to(*cmd);
   cmd->add_option("--kernels", opts->kernels,
-                  "comma-separated kernels: v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE]")
+                  "comma-separated kernels: v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE], each with an "
+                  "optional @pao-cuda")
       ->capture_default_str();
   cmd->add_option(
          "--axis", opts->axes,

@@ -99,6 +99,14 @@ void KernelOptions::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--fallback-tile", flags.fallback_tile, "fallback: tokens per host-loop K tile")
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--implementation",
+         [this](const std::string& text) {
+           flags.implementation = parse_kernel_implementation(text, "--implementation");
+         },
+         "whose compiled decode kernels to time: vllm (vLLM's, the default) or pao-cuda (pao's own CUDA "
+         "kernels, as tools/gpgpusim runs them: more instructions per CTA; docs/gpgpusim.md)")
+      ->type_name("vllm|pao-cuda");
 }
 
 KernelConfig KernelOptions::defaults(const cases::Case* from_case) const {
@@ -115,6 +123,7 @@ KernelConfig KernelOptions::defaults(const cases::Case* from_case) const {
   take("--context-tile", k.context_tile, flags.context_tile);
   k.registers_per_thread = flags.registers_per_thread;
   k.fallback_tile = flags.fallback_tile;
+  k.implementation = flags.implementation;
   return k;
 }
 

@@ -79,6 +79,26 @@ ComputeRates compute_rates(const Device& device, const Launch& launch) {
   return r;
 }
 
+/// A launch's CTA latency floors' rates (the same for all its CTAs).
+struct LatencyRates {
+  double iteration_us = 0;         // per dependent iteration
+  double warp_instruction_us = 0;  // per instruction of the busiest warp
+};
+
+LatencyRates latency_rates(const Device& device) {
+  LatencyRates r;
+  r.iteration_us = device.iteration_latency_us;
+  if (device.clock_ghz > 0)
+    r.warp_instruction_us = device.cycles_per_warp_instruction / (device.clock_ghz * 1e3);
+  return r;
+}
+
+/// cta_latency_us() (engine.hpp) at a launch's rates.
+double cta_latency_us(const LatencyRates& rates, const CtaWork& work) {
+  return std::max(static_cast<double>(work.iterations) * rates.iteration_us,
+                  work.busiest_warp_instructions * rates.warp_instruction_us);
+}
+
 /// cta_compute_us() (engine.hpp) at a launch's rates.
 double cta_compute_us(const ComputeRates& rates, const CtaWork& work) {
   const double arithmetic = work.flops > 0 && rates.flops_per_us > 0 ? work.flops / rates.flops_per_us : 0.0;
@@ -103,7 +123,7 @@ struct CtaCosts {
   const CtaWork* work = nullptr;  // the CTA these were computed for
   std::int64_t cost_class = -1;
   double compute_us = 0;      // cta_compute_us
-  double latency_us = 0;      // iterations x iteration_latency
+  double latency_us = 0;      // cta_latency_us
   double base_cap = kInf;     // min(bytes / latency, per-SM cap)
   double k_threshold = kInf;  // bytes / (compute_us x base_cap); kInf without arithmetic or bytes
 };
@@ -160,6 +180,7 @@ class KernelRun {
     num_sms_ = d_.num_sms;
     occ_ = occ.ctas_per_sm;
     compute_rates_ = compute_rates(d_, launch);
+    latency_rates_ = latency_rates(d_);
   }
 
   /// Runs the launch from `t0` (us); returns the end time.
@@ -297,14 +318,15 @@ class KernelRun {
   const CtaCosts& costs_of(const CtaWork& w) {
     const CtaWork* last = last_costs_.work;
     if (last != nullptr && w.dram_bytes == last->dram_bytes && w.flops == last->flops &&
-        w.warp_instructions == last->warp_instructions && w.iterations == last->iterations)
+        w.warp_instructions == last->warp_instructions && w.iterations == last->iterations &&
+        w.busiest_warp_instructions == last->busiest_warp_instructions)
       return last_costs_;
     CtaCosts& c = last_costs_;
     c = CtaCosts{};
     c.work = &w;
     c.cost_class = next_cta_;
     c.compute_us = cta_compute_us(compute_rates_, w);
-    c.latency_us = static_cast<double>(w.iterations) * d_.iteration_latency_us;
+    c.latency_us = cta_latency_us(latency_rates_, w);
     c.base_cap = std::min(sm_cap_, c.latency_us > 0 ? w.dram_bytes / c.latency_us : kInf);
     if (c.compute_us > 0 && w.dram_bytes > 0) c.k_threshold = w.dram_bytes / (c.compute_us * c.base_cap);
     return c;
@@ -731,6 +753,7 @@ class KernelRun {
   std::vector<Slot> slots_;
   std::vector<Resident> residents_;  // by slot
   ComputeRates compute_rates_;
+  LatencyRates latency_rates_;
   CtaCosts last_costs_;  // costs_of()'s memo
   std::vector<double> caps_, prefix_;
   std::vector<std::int64_t> order_;
@@ -753,6 +776,10 @@ class KernelRun {
 
 double cta_compute_us(const Device& device, const Launch& launch, const CtaWork& work) {
   return cta_compute_us(compute_rates(device, launch), work);
+}
+
+double cta_latency_us(const Device& device, const CtaWork& work) {
+  return cta_latency_us(latency_rates(device), work);
 }
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace) {
@@ -783,7 +810,8 @@ SimResult simulate(const Device& device, std::span<const Launch> launches, Trace
     const double end = run.run(start, k);
     const double issue_capacity =
         static_cast<double>(device.num_sms) * device.per_sm_issue_rate() * 1e-6 * k.busy_us;
-    if (issue_capacity > 0) k.issue_utilisation = launch.total_warp_instructions() / issue_capacity;
+    k.warp_instructions = launch.total_warp_instructions();
+    if (issue_capacity > 0) k.issue_utilisation = k.warp_instructions / issue_capacity;
     k.time_us = end - prev_end;
     prev_end = end;
     result.dram_bytes += k.dram_bytes;

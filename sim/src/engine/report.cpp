@@ -128,6 +128,7 @@ nlohmann::ordered_json result_to_json(const SimResult& r, const Device& d, const
     e["occupancy_limiter"] = kr.occupancy.limiter;
     e["achieved_gbps"] = kr.achieved_gbps;
     e["sm_utilisation"] = kr.sm_utilisation;
+    e["warp_instructions"] = kr.warp_instructions;
     e["issue_utilisation"] = kr.issue_utilisation;
     e["mean_occupancy"] = kr.mean_occupancy;
     e["dram_bytes"] = kr.dram_bytes;

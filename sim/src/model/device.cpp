@@ -62,6 +62,7 @@ const FieldSpec kFields[] = {
     {"inter_kernel_gap_us", "us", &Device::inter_kernel_gap_us, 0, 1e6},
     {"cta_dispatch_overhead_us", "us", &Device::cta_dispatch_overhead_us, 0, 1e6},
     {"iteration_latency_us", "us", &Device::iteration_latency_us, 0, 1e6},
+    {"cycles_per_warp_instruction", "cycles", &Device::cycles_per_warp_instruction, 0, 1e4},
     {"host_op_overhead_us", "us", &Device::host_op_overhead_us, 0, 1e6},
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "pao/kernels/decode_geometry.hpp"
 #include "pao/plan/partition.hpp"
@@ -41,7 +42,39 @@ double block_reduction(std::int32_t warp_size, std::int32_t warps) {
 
 }  // namespace
 
-DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePlan& plan) {
+InstructionScale instruction_scale(KernelImplementation implementation, const Workload& w) {
+  if (implementation == KernelImplementation::vllm) return {};
+  // pao's CUDA kernels (sm_75 PTX, head 128) over this model's counts of vLLM's for the same
+  // launches, per compiled instance: GPGPU-Sim's warp instructions issued in the
+  // gpgpusim-microbench launches (data/measurements/gpgpusim-v100-microbench.csv), as
+  // tools/gpgpusim/instruction_scale.py derives them (its output: docs/gpgpusim.md). Other head
+  // sizes follow vLLM's structure, checked on the gpgpusim-shapes launches.
+  struct Measured {
+    DType dtype, cache;
+    std::int32_t block_size;
+    InstructionScale scale;
+  };
+  static constexpr Measured kMeasured[] = {
+      {DType::f16, DType::f16, 16, {3.682, 3.419, 5.667, 2.676, 1.000}},
+      {DType::f16, DType::f16, 32, {3.425, 2.605, 5.667, 2.676, 0.889}},
+      {DType::bf16, DType::bf16, 16, {6.895, 3.706, 5.750, 2.897, 0.703}},
+      {DType::bf16, DType::bf16, 32, {6.386, 2.805, 5.750, 2.897, 0.653}},
+      {DType::f16, DType::fp8_e4m3, 16, {6.385, 3.541, 5.667, 2.676, 0.528}},
+      {DType::f16, DType::fp8_e4m3, 32, {6.439, 2.520, 5.667, 2.676, 0.504}},
+  };
+  // The instance of the workload's dtypes with the nearest block size; f16 over f16 at blocks of
+  // 16 (the first) for dtypes no microbenchmark measured.
+  const Measured* best = nullptr;
+  for (const auto& m : kMeasured)
+    if (m.dtype == w.dtype && m.cache == w.kv_cache_dtype &&
+        (best == nullptr ||
+         std::abs(m.block_size - w.block_size) < std::abs(best->block_size - w.block_size)))
+      best = &m;
+  return (best != nullptr ? *best : kMeasured[0]).scale;
+}
+
+DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePlan& plan,
+                                              KernelImplementation implementation) {
   const std::int32_t elem = dtype_size(w.dtype);
   const DecodeGeometry g =
       DecodeGeometry::make(plan.shape.warp_size, plan.shape.threads_per_cta, w.block_size, elem);
@@ -73,6 +106,7 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
   // Softmax over the CTA's logits in shared memory: each round, every lane of every warp takes
   // one token (exp pass, then normalisation pass).
   c.threads = g.num_threads;
+  c.warps = g.num_warps;
   c.softmax_per_round = g.num_warps * (kSoftmaxExpPass + kSoftmaxNormPass);
 
   // Per CTA: the prologue, the max and sum reductions, the row butterflies of P·V, the cross-warp
@@ -83,6 +117,13 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
                           rows_per_lane * 2 * log2_of(g.v_vecs_per_row) +
                           log2_of(g.num_warps) * (2 * rows_per_lane + 2) + 2 * rows_per_lane;
   c.per_cta = warps * per_lane + (plan.kernel == KernelVariant::v2 ? 4.0 : 0.0);
+
+  const InstructionScale scale = instruction_scale(implementation, w);
+  c.qk_per_block *= scale.per_tokens;
+  c.pv_per_block *= scale.per_tokens;
+  c.softmax_per_round *= scale.per_tokens;
+  c.per_cta *= scale.per_cta;
+  c.in_order = scale.in_order;
   return c;
 }
 
@@ -94,7 +135,19 @@ double decode_cta_warp_instructions(const DecodeInstructionCost& c, const Worklo
   return blocks * (c.qk_per_block + c.pv_per_block) + rounds * c.softmax_per_round + c.per_cta;
 }
 
-double reduce_cta_warp_instructions(const Workload& w, const DecodePlan& plan, const ReduceCta& r) {
+double decode_cta_busiest_warp_instructions(const DecodeInstructionCost& c, const Workload& w,
+                                            const AttentionCta& cta) {
+  if (cta.empty() || c.warps <= 0) return 0.0;
+  const std::int32_t blocks = cta.blocks(w.block_size).size();
+  const double rounds = ceil_div(cta.num_tokens(), c.threads);
+  return c.in_order * (ceil_div(blocks, c.warps) * (c.qk_per_block + c.pv_per_block) +
+                       (rounds * c.softmax_per_round + c.per_cta) / c.warps);
+}
+
+namespace {
+
+/// vLLM's reduce CTA (reduce_cta_warp_instructions without the implementation's scale).
+double vllm_reduce_cta_warp_instructions(const Workload& w, const DecodePlan& plan, const ReduceCta& r) {
   const std::int32_t threads = plan.shape.threads_per_cta, warp = plan.shape.warp_size;
   const double warps = static_cast<double>(threads) / warp;
   const double row_rounds = ceil_div(w.head_size, threads);                   // output elements per lane
@@ -108,6 +161,15 @@ double reduce_cta_warp_instructions(const Workload& w, const DecodePlan& plan, c
   const double per_lane = kPrologue + rounds * (3 + 8) + 2 * block_reduction(warp, threads / warp);
   const double output = row_warps * row_rounds * (p * (3 + widen_cost(w.dtype)) + 2);
   return warps * per_lane + output;
+}
+
+}  // namespace
+
+double reduce_cta_warp_instructions(const Workload& w, const DecodePlan& plan, const ReduceCta& r,
+                                    KernelImplementation implementation) {
+  const InstructionScale scale = instruction_scale(implementation, w);
+  return vllm_reduce_cta_warp_instructions(w, plan, r) *
+         (r.num_partitions <= 1 ? scale.reduce_copy : scale.reduce_merge);
 }
 
 }  // namespace pao::sim

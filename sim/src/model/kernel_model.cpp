@@ -53,6 +53,7 @@ DecodeCtaWork decode_cta_work(const Workload& w, const DecodePlan& plan,
   // cross-warp softmax reductions.
   c.work.iterations = 2 * ceil_div(blocks, num_warps(plan)) + 2;
   c.work.warp_instructions = decode_cta_warp_instructions(instructions, w, cta);
+  c.work.busiest_warp_instructions = decode_cta_busiest_warp_instructions(instructions, w, cta);
   c.kv_dram_bytes = kv_dram_bytes(w, plan, cta);
   return c;
 }
@@ -103,7 +104,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
   attn.resources.shared_bytes = static_cast<std::int64_t>(plan.attention_shared_bytes) +
                                 static_cast<std::int64_t>(w.head_size * act_bytes(w)) + 2 * warps * 4;
   attn.ctas.reserve(plan.ctas.size());
-  const DecodeInstructionCost instructions = decode_instruction_cost(w, plan);
+  const DecodeInstructionCost instructions = decode_instruction_cost(w, plan, kernel.implementation);
   double kv_dram_total = 0;
   // A CTA's work depends on its counts of blocks and tokens only, so a CTA with the counts of the
   // one before it (every full partition: millions at long contexts) reuses its numbers.
@@ -132,6 +133,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
     reduce.resources.registers_per_thread = kReduceRegisters;
     reduce.resources.shared_bytes = static_cast<std::int64_t>(plan.reduce_shared_bytes) + 2 * warps * 4;
     reduce.ctas.reserve(plan.reduce_ctas.size());
+    const double reduce_in_order = instruction_scale(kernel.implementation, w).in_order;
     for (const auto& r : plan.reduce_ctas) {
       CtaWork work;
       work.seq = r.seq;
@@ -140,7 +142,9 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
       work.flops = static_cast<double>(r.num_partitions) * (2.0 * w.head_size + 5.0);
       // Load the logits, reduce across warps, then the partial outputs (16 loads in flight).
       work.iterations = 3 + ceil_div(std::max(r.num_partitions, 0), 16);
-      work.warp_instructions = reduce_cta_warp_instructions(w, plan, r);
+      work.warp_instructions = reduce_cta_warp_instructions(w, plan, r, kernel.implementation);
+      // Its loops span the CTA's threads evenly.
+      work.busiest_warp_instructions = work.warp_instructions / warps * reduce_in_order;
       reduce.ctas.push_back(work);
     }
     launches.push_back(std::move(reduce));
@@ -183,8 +187,14 @@ std::vector<Launch> build_launches(const Device& device, const Workload& w, cons
     case KernelVariant::v2:
       return decode_launches(w, kernel, decode_plan(device, w, kernel));
     case KernelVariant::prefix:
+      require(kernel.implementation == KernelImplementation::vllm, "simulating ", kernel.label(),
+              ": no model of pao's own CUDA prefix kernel (a reference kernel, one K tile at a time: "
+              "under GPGPU-Sim it takes about 300 times the modelled prefix time, docs/gpgpusim.md); "
+              "the prefix model is vLLM's kernel (implementation vllm)");
       return prefix_launches(device, w, kernel);
     case KernelVariant::fallback:
+      require(kernel.implementation == KernelImplementation::vllm, "simulating ", kernel.label(),
+              ": the fallback is a host loop of framework ops, not a pao CUDA kernel (implementation vllm)");
       return fallback_launches(device, w, kernel);
   }
   fail("build_launches: unknown kernel kind");

@@ -36,16 +36,31 @@ std::string Workload::to_string() const {
   return os.str();
 }
 
+std::string_view to_string(KernelImplementation implementation) {
+  return implementation == KernelImplementation::pao_cuda ? "pao-cuda" : "vllm";
+}
+
+KernelImplementation parse_kernel_implementation(std::string_view text, std::string_view what) {
+  if (text == "vllm") return KernelImplementation::vllm;
+  if (text == "pao-cuda") return KernelImplementation::pao_cuda;
+  fail(what, ": '", text, "' is not a kernel implementation (expected vllm or pao-cuda)");
+}
+
 std::string KernelConfig::label() const {
+  std::string suffix;  // built in two steps: GCC 12's -Wrestrict misfires on "@" + std::string
+  if (implementation != KernelImplementation::vllm) {
+    suffix = "@";
+    suffix += to_string(implementation);
+  }
   switch (kind) {
     case KernelVariant::v1:
-      return "v1";
+      return "v1" + suffix;
     case KernelVariant::v2:
-      return "v2-" + std::to_string(partition_size);
+      return "v2-" + std::to_string(partition_size) + suffix;
     case KernelVariant::prefix:
-      return "prefix-" + std::to_string(block_m) + "x" + std::to_string(block_n);
+      return "prefix-" + std::to_string(block_m) + "x" + std::to_string(block_n) + suffix;
     case KernelVariant::fallback:
-      return "fallback-" + std::to_string(fallback_tile);
+      return "fallback-" + std::to_string(fallback_tile) + suffix;
   }
   return "?";
 }
@@ -76,8 +91,14 @@ std::vector<std::int32_t> parse_int_list(std::string_view text, std::string_view
   return out;
 }
 
-KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaults) {
+KernelConfig parse_kernel_spec(std::string_view full_spec, const KernelConfig& defaults) {
   KernelConfig k = defaults;
+  // "v1@pao-cuda": whose kernel, after the variant and its parameters (KernelConfig::label's form).
+  const auto at = full_spec.find('@');
+  const std::string_view spec = full_spec.substr(0, at);
+  if (at != std::string_view::npos)
+    k.implementation =
+        parse_kernel_implementation(full_spec.substr(at + 1), "kernel '" + std::string(full_spec) + "'");
   const auto colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
   const std::string_view arg = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
@@ -101,7 +122,8 @@ KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaul
     k.kind = KernelVariant::fallback;
     if (has_arg) k.fallback_tile = parse_int(arg, "kernel fallback:TILE_TOKENS");
   } else {
-    fail("unknown kernel '", spec, "' (expected v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE])");
+    fail("unknown kernel '", spec,
+         "' (expected v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE], each with an optional @pao-cuda)");
   }
   require(k.partition_size > 0, "partition size = ", k.partition_size, ": must be positive");
   require(k.block_m > 0 && k.block_n > 0 && k.context_tile > 0, "prefix tiles ", k.block_m, "x", k.block_n,

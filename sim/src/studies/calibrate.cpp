@@ -48,11 +48,11 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 
 const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> cols = {
-      "kernel",     "num_seqs",       "num_heads",     "num_kv_heads",   "head_size",
-      "block_size", "seq_len",        "query_len",     "partition_size", "max_seq_len",
-      "dtype",      "kv_cache_dtype", "time_us",       "timing",         "device",
-      "stddev_us",  "repeats",        "achieved_gbps", "note",           "gpu",
-      "group",      "source",         "source_date",   "assumed",        "pool_blocks"};
+      "kernel",      "num_seqs",      "num_heads",      "num_kv_heads", "head_size",   "block_size",
+      "seq_len",     "query_len",     "partition_size", "max_seq_len",  "dtype",       "kv_cache_dtype",
+      "time_us",     "timing",        "device",         "stddev_us",    "repeats",     "achieved_gbps",
+      "note",        "gpu",           "group",          "source",       "source_date", "assumed",
+      "pool_blocks", "implementation"};
   return cols;
 }
 
@@ -210,6 +210,8 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     KernelConfig defaults;
     const std::string vllm_partition = std::to_string(KernelTuning{}.partition_size);
     defaults.partition_size = to_int(get("partition_size", vllm_partition), where("partition_size"));
+    defaults.implementation =
+        parse_kernel_implementation(get("implementation", "vllm"), where("implementation"));
     m.kernel = parse_kernel_spec(get("kernel", ""), defaults);
     m.time_us = to_number(get("time_us", ""), where("time_us"));
     require(m.time_us > 0, where("time_us"), ": must be positive");

@@ -5,8 +5,9 @@
 // and its CTAs are handed to SMs in grid order: the first wave round-robin over the SMs up to the
 // occupancy, then each freed slot takes the next CTA. A CTA spends `cta_dispatch_overhead` holding
 // its slot, then streams its DRAM bytes at a rate r_i, piecewise constant between events:
-//   r_i = min(u_i, lambda_s)            u_i = B_i * min(1 / (n_i * iteration_latency),
-//                                                       1 / (k_s * c_i))
+//   r_i = min(u_i, lambda_s)            u_i = B_i * min(1 / l_i, 1 / (k_s * c_i))
+// l_i = cta_latency_us: the CTA's latency floor, the larger of n_i * iteration_latency and its
+// busiest warp's instructions in program order (each cycles_per_warp_instruction).
 // c_i = cta_compute_us: the CTA's FLOPs at the SM's arithmetic rate or its warp instructions at the
 // SM's issue rate, whichever takes longer.
 // lambda_s: the max-min fair level of SM s, the largest level with sum_i min(u_i, lambda_s) <= the
@@ -42,6 +43,7 @@ struct KernelResult {
   double dram_bytes = 0;         // bytes the engine moved (the integral of the bandwidth)
   double achieved_gbps = 0;      // dram_bytes / busy_us
   double sm_utilisation = 0;     // SM-time with >= 1 resident CTA / (num_sms * busy_us)
+  double warp_instructions = 0;  // the CTAs' warp instructions (instruction_model.hpp), all of them
   double issue_utilisation = 0;  // warp instructions / (num_sms * per_sm_issue_rate * busy_us)
   double mean_occupancy = 0;     // mean resident CTAs per SM / ctas_per_sm
   std::int64_t events = 0;       // engine events (dispatches, phase changes, completions)
@@ -71,6 +73,11 @@ class TraceSink {
 /// FLOPs at the launch's arithmetic units (per_sm_fp32/fp16_flops) and its warp instructions at the
 /// SM's issue rate (per_sm_issue_rate). 0 for a CTA with neither.
 double cta_compute_us(const Device& device, const Launch& launch, const CtaWork& work);
+
+/// Microseconds the CTA takes at least, however few CTAs share its SM: its dependent iterations
+/// at iteration_latency_us, or its busiest warp's instructions one after another
+/// (busiest_warp_instructions, cycles_per_warp_instruction each), whichever is longer.
+double cta_latency_us(const Device& device, const CtaWork& work);
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace = nullptr);
 

@@ -63,7 +63,11 @@ struct Device {
   double inter_kernel_gap_us = 0;       // end of a kernel -> start of the dependent next one
   double cta_dispatch_overhead_us = 0;  // per CTA: dispatch, prologue, epilogue
   double iteration_latency_us = 0;      // floor per dependent iteration (block-table -> K/V load)
-  double host_op_overhead_us = 0;       // framework cost per op on the host (fallback path)
+  /// Cycles between a lone warp's consecutive instructions in program order (dependencies its
+  /// code does not hide): a CTA takes at least its warps' instructions x this. 0: no such floor
+  /// (the issue rate and the iteration latency stand for it, as for scheduled SASS).
+  double cycles_per_warp_instruction = 0;
+  double host_op_overhead_us = 0;  // framework cost per op on the host (fallback path)
 
   /// Unit, confidence and source of every numeric field, by key.
   std::map<std::string, Provenance> provenance;

@@ -7,6 +7,14 @@
 // issue_efficiency) by the engine. The per-operation costs are the instruction classes of the
 // kernel's inner loops (a load, an FMA, a conversion of a 16-bit or fp8 element to fp32, a shuffle),
 // one instruction each; what compilers fuse or split is left to the fitted issue_efficiency.
+//
+// pao's own CUDA kernels (KernelImplementation::pao_cuda: cuda/kernels, as tools/gpgpusim runs
+// their PTX) compute the same CTAs with more instructions per phase: each K / V vector's address
+// through PagedCacheLayout::offset (64-bit products, a division for the x-split K layout), q read
+// from shared memory, --fmad=false, kernel_exp's polynomial instead of ex2, bf16 roundings in
+// software on sm_75. Their counts are vLLM's structure scaled phase by phase by the factors
+// instruction_scale() holds per compiled instance, which GPGPU-Sim's counts of microbenchmark
+// launches measured (docs/gpgpusim.md, "Instruction counts and in-order issue").
 #pragma once
 
 #include "pao/plan/decode_plan.hpp"
@@ -21,17 +29,45 @@ struct DecodeInstructionCost {
   double softmax_per_round = 0;  // all warps' exp, sum and normalisation of `threads` logits
   double per_cta = 0;            // q load, the CTA's reductions, the output (and V2's statistics)
   std::int32_t threads = 0;      // logits per softmax round: one per lane of the CTA
+  std::int32_t warps = 0;        // of the CTA
+  double in_order = 1;           // InstructionScale::in_order: weights the busiest warp's count
 };
 
-/// The costs for a workload's shapes and dtypes on a plan's geometry (warp size, threads per CTA).
-DecodeInstructionCost decode_instruction_cost(const Workload& workload, const DecodePlan& plan);
+/// Instructions of an implementation's kernels per instruction of vLLM's, phase by phase.
+struct InstructionScale {
+  double per_tokens = 1;    // what grows with the tokens: Q·K and P·V per block, the softmax rounds
+  double per_cta = 1;       // the attention CTA's fixed part
+  double reduce_copy = 1;   // a V2 reduce CTA of one partition (a copy of tmp_out)
+  double reduce_merge = 1;  // a V2 reduce CTA of two or more partitions
+  /// The instance's cycles per instruction in program order over the reference instance's (f16,
+  /// blocks of 16: the device's cycles_per_warp_instruction): bf16's software roundings on sm_75
+  /// are independent integer instructions that issue faster than a load-bound stream. Weights the
+  /// busiest warp's instructions of the in-order floor.
+  double in_order = 1;
+};
+/// 1 for vLLM; for pao_cuda, the factors measured for the workload's compiled instance (its
+/// activation dtype, cache dtype and block size), or for the nearest one measured.
+InstructionScale instruction_scale(KernelImplementation implementation, const Workload& workload);
+
+/// The costs for a workload's shapes and dtypes on a plan's geometry (warp size, threads per CTA),
+/// for vLLM's kernels or (scaled) pao's.
+DecodeInstructionCost decode_instruction_cost(
+    const Workload& workload, const DecodePlan& plan,
+    KernelImplementation implementation = KernelImplementation::vllm);
 
 /// Warp instructions of one attention CTA: every loaded block once (the warps split the blocks),
 /// the softmax over the CTA's tokens, the fixed part. 0 for an empty V2 partition.
 double decode_cta_warp_instructions(const DecodeInstructionCost& cost, const Workload& workload,
                                     const AttentionCta& cta);
 
+/// Instructions of the attention CTA's busiest warp: its share of the fixed part and of the
+/// softmax rounds, and ceil(blocks / warps) blocks (warp w takes blocks w, w + warps, ...); times
+/// the cost's in_order weight.
+double decode_cta_busiest_warp_instructions(const DecodeInstructionCost& cost, const Workload& workload,
+                                            const AttentionCta& cta);
+
 /// Warp instructions of one V2 reduce CTA over `num_partitions` partitions.
-double reduce_cta_warp_instructions(const Workload& workload, const DecodePlan& plan, const ReduceCta& cta);
+double reduce_cta_warp_instructions(const Workload& workload, const DecodePlan& plan, const ReduceCta& cta,
+                                    KernelImplementation implementation = KernelImplementation::vllm);
 
 }  // namespace pao::sim

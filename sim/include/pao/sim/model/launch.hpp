@@ -22,6 +22,9 @@ struct CtaWork {
   /// Warp instructions the CTA issues (instruction_model.hpp); charged against the SM's issue
   /// rate like FLOPs against its arithmetic units. 0 where a kernel has no instruction model.
   double warp_instructions = 0;
+  /// Instructions of the CTA's busiest warp, one after another: with cycles_per_warp_instruction,
+  /// the CTA's in-order floor (engine.hpp, cta_latency_us). 0 where a kernel has no instruction model.
+  double busiest_warp_instructions = 0;
 };
 
 /// Which arithmetic units a kernel's FLOPs run on.

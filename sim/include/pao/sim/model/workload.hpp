@@ -33,6 +33,17 @@ struct Workload : LaunchShape {
   std::string to_string() const;
 };
 
+/// Whose compiled kernel is timed. vllm: vLLM's kernels (csrc/attention, the published rows of
+/// data/measurements/published-vllm.csv); pao-cuda: pao's own CUDA kernels (cuda/kernels, what
+/// tools/gpgpusim runs), the same CTAs with more instructions (--fmad=false, strided layouts,
+/// kernel_exp; instruction_model.hpp).
+enum class KernelImplementation : std::uint8_t { vllm, pao_cuda };
+
+/// "vllm", "pao-cuda".
+std::string_view to_string(KernelImplementation implementation);
+/// Parses "vllm" or "pao-cuda"; throws pao::Error naming `what` and the choices.
+KernelImplementation parse_kernel_implementation(std::string_view text, std::string_view what);
+
 /// A kernel to time and its tuning (pao/plan/kernel_tuning.hpp: partition_size for V2,
 /// threads_per_cta, the prefix tiles; the warp size is the device's, not the tuning's).
 struct KernelConfig : KernelTuning {
@@ -40,8 +51,9 @@ struct KernelConfig : KernelTuning {
   std::int32_t registers_per_thread = 0;  // 0: the model's default for the kernel (an assumption)
   std::int32_t prefix_warps = 4;          // prefix: warps per CTA
   std::int32_t fallback_tile = 512;       // fallback: tokens per host-loop K tile
+  KernelImplementation implementation = KernelImplementation::vllm;
 
-  /// "v1", "v2-512", "prefix-128x128", "fallback-512".
+  /// "v1", "v2-512", "prefix-128x128", "fallback-512"; "@pao-cuda" after it for pao's kernels.
   std::string label() const;
 };
 
@@ -52,8 +64,9 @@ double kv_bytes_per_element(const Workload& w);
 /// Checks shapes and lengths; throws pao::Error naming the field and the rule.
 void validate_workload(const Workload& w);
 
-/// Parses "v1", "v2", "v2:1024", "prefix", "prefix:64x32", "fallback", "fallback:256"; fields a
-/// spec does not set come from `defaults`.
+/// Parses "v1", "v2", "v2:1024", "prefix", "prefix:64x32", "fallback", "fallback:256", each
+/// optionally followed by "@vllm" or "@pao-cuda" (the implementation); fields a spec does not set
+/// come from `defaults`.
 KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaults);
 
 /// Parses "4096" or "100,2000,4096" (`what` names the flag in errors).
