@@ -176,12 +176,12 @@ double estimated_ctas(const Workload& w, const KernelConfig& kernel) {
 
 std::vector<Launch> build_launches(const Device& device, const Workload& w, const KernelConfig& kernel) {
   validate_workload(w);
-  // A CTA's work record and its plan entry, about 64 bytes together (CtaWork 40, AttentionCta 20).
+  // A CTA's work record and its plan entry, about 72 bytes together (CtaWork 48, AttentionCta 20).
   const double ctas = estimated_ctas(w, kernel);
   char count[32];
   std::snprintf(count, sizeof count, "%.3g", ctas);
   require_memory("simulating " + kernel.label() + " on " + w.to_string() + " (" + count + " CTAs)",
-                 64.0 * ctas, "shorten --seq-len, or fewer sequences or heads");
+                 72.0 * ctas, "shorten --seq-len, or fewer sequences or heads");
   switch (kernel.kind) {
     case KernelVariant::v1:
     case KernelVariant::v2:
