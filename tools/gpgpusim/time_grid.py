@@ -2,8 +2,8 @@
 """Times pao's CUDA kernels under GPGPU-Sim, one launch at a time, and writes measurement CSVs
 that `pao sim validate` / `pao sim calibrate` read (docs/gpgpusim.md, "Cycle timings").
 
-    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 80 --out data/measurements/gpgpusim-v100.csv
-    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 16 --out data/measurements/gpgpusim-v100-16sm.csv
+    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 80 --only decode --out data/measurements/gpgpusim-v100.csv
+    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 16 --only decode --out data/measurements/gpgpusim-v100-16sm.csv
 
 Each (case, kernel) of the suite runs in its own simulator process: pao-cuda-bench --cases ID
 --kernels K --warmup 0 --repeats 1 under tools/gpgpusim/run.sh. The time is the simulator's cycles
