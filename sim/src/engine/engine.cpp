@@ -23,6 +23,9 @@ namespace pao::sim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Events this close in time (µs) are simultaneous: times reached by different sums of the same
+/// durations differ in their last bits, and that must not decide which SM is served first.
+constexpr double kSimultaneousUs = 1e-9;
 
 /// The order of an SM's flowing CTAs: by cap, then by slot index.
 bool cap_order(double ca, std::int64_t oa, double cb, std::int64_t ob) {
@@ -213,11 +216,11 @@ class KernelRun {
       // when identical CTAs finish together, their successors spread over the SMs as in the first
       // wave instead of filling the lowest-numbered SM's slots first.
       double best_real = kInf, best_virt = kInf;
-      const std::int64_t s_real = earliest_sm(real_next_, best_real);
+      const std::int64_t s_real = earliest_sm(real_next_, best_real, kSimultaneousUs);
       std::int64_t s_virt = -1;
       double t_virt = kInf;
       if (level_ != kInf) {  // else no CTA streams at the global level
-        s_virt = earliest_sm(vkey_, best_virt);
+        s_virt = earliest_sm(vkey_, best_virt, 0.0);
         if (s_virt >= 0) t_virt = t_ + std::max(best_virt - lam_g_, 0.0) / level_;
       }
       std::int64_t next = s_real;
@@ -260,20 +263,22 @@ class KernelRun {
   std::int64_t* order(std::int64_t s) { return order_.data() + s * occ_; }
   double* prefix(std::int64_t s) { return prefix_.data() + s * (occ_ + 1); }
 
-  /// The SM with the smallest `key` below `best` (into `best`), -1 if none. SMs are taken
-  /// cyclically after the last one served, so that simultaneous events go round the SMs.
-  std::int64_t earliest_sm(const std::vector<double>& key, double& best) const {
-    std::int64_t at = -1;
-    const auto scan = [&](std::int64_t from, std::int64_t to) {
-      for (std::int64_t s = from; s < to; ++s) {
-        if (key[static_cast<std::size_t>(s)] < best) {
-          best = key[static_cast<std::size_t>(s)];
-          at = s;
-        }
-      }
+  /// The SM with the smallest `key` below `best` (into `best`), -1 if none. Keys within `tie` of
+  /// the smallest are simultaneous: of those, the first SM cyclically after the last one served,
+  /// so that simultaneous events go round the SMs whatever rounding separates their times.
+  std::int64_t earliest_sm(const std::vector<double>& key, double& best, double tie) const {
+    double smallest = best;
+    for (const double k : key) smallest = std::min(smallest, k);
+    if (!(smallest < best)) return -1;
+    const double within = smallest + tie;
+    const auto scan = [&](std::int64_t from, std::int64_t to) -> std::int64_t {
+      for (std::int64_t s = from; s < to; ++s)
+        if (key[static_cast<std::size_t>(s)] <= within) return s;
+      return -1;
     };
-    scan(last_sm_ + 1, num_sms_);
-    scan(0, last_sm_ + 1);
+    std::int64_t at = scan(last_sm_ + 1, num_sms_);
+    if (at < 0) at = scan(0, last_sm_ + 1);
+    best = key[static_cast<std::size_t>(at)];
     return at;
   }
 
