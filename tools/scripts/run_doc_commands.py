@@ -8,13 +8,14 @@ builds can be compared command by command (a refactoring that must not change an
     diff -r /tmp/a /tmp/b
 
 A command continues on the next line after a trailing backslash. Commands run in a scratch folder
-that links the repository's data/ (the docs' relative paths), so files they write stay out of the
-tree. Output file NN.txt holds the command line, its exit status, stdout and stderr.
+that holds a copy of the repository's data/ (the docs' relative paths), so files they write, even
+under data/ (`pao sim calibrate --synthesize data/measurements/...`), stay out of the tree. Output file NN.txt holds the command line, its exit status, stdout and stderr.
 """
 import argparse
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,10 +56,10 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     commands = doc_commands(pathlib.Path(args.doc).read_text())
-    # Commands run in a scratch folder (files they write land there) that sees the repository's
-    # data/ (the relative paths the docs use).
+    # Commands run in a scratch folder (files they write land there) with a copy of the
+    # repository's data/ (the relative paths the docs use; a link would let them write into it).
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="doc-commands-"))
-    (scratch / "data").symlink_to(root / "data")
+    shutil.copytree(root / "data", scratch / "data")
     for i, cmd in enumerate(commands):
         line = shlex.quote(pao) + cmd[len("pao"):]
         r = subprocess.run(["bash", "-c", line], cwd=scratch, capture_output=True, text=True)
