@@ -45,18 +45,22 @@ std::vector<double> sum_terms(const std::string& list) {
   return out;
 }
 
-/// GPGPU-Sim's per-kernel counts of a row, from its note: "N warp instructions (a + b)" or
-/// "N warp instructions"; "cycles a + b;" or "cycles N;". (Parsed by hand: GCC 12 with
-/// sanitizers warns inside std::regex.)
-std::vector<double> counts(const std::string& line, const std::string& what) {
-  if (what == "cycles") {
-    const auto start = line.find("; cycles ");
-    REQUIRE(start != std::string::npos);
-    const auto from = start + std::string("; cycles ").size();
-    const auto end = line.find(';', from);
-    REQUIRE(end != std::string::npos);
-    return sum_terms(line.substr(from, end - from));
-  }
+// GPGPU-Sim's per-kernel counts of a row, from its note. (Parsed by hand: GCC 12 with sanitizers
+// warns inside std::regex.)
+
+/// "...; cycles a + b; ..." or "...; cycles N; ...".
+std::vector<double> kernel_cycles(const std::string& line) {
+  const std::string label = "; cycles ";
+  const auto start = line.find(label);
+  REQUIRE(start != std::string::npos);
+  const auto from = start + label.size();
+  const auto end = line.find(';', from);
+  REQUIRE(end != std::string::npos);
+  return sum_terms(line.substr(from, end - from));
+}
+
+/// "N warp instructions (a + b)" or "N warp instructions".
+std::vector<double> kernel_warp_instructions(const std::string& line) {
   const std::string label = " warp instructions";
   const auto at = line.find(label);
   REQUIRE(at != std::string::npos);
@@ -85,7 +89,7 @@ CountCheck check_counts(const char* csv) {
   for (const auto& m : load_measurements(path)) {
     CAPTURE(lines[m.line]);
     REQUIRE(m.kernel.implementation == KernelImplementation::pao_cuda);
-    const auto simulated = counts(lines[m.line], "warp");
+    const auto simulated = kernel_warp_instructions(lines[m.line]);
     const auto launches = build_launches(d, m.workload, m.kernel);
     REQUIRE(launches.size() == simulated.size());
     for (std::size_t k = 0; k < launches.size(); ++k) {
@@ -128,8 +132,8 @@ TEST_CASE("sim gpgpusim: cycles per warp instruction is the microbenchmarks' in-
     if (m.workload.dtype != pao::DType::f16 || m.workload.kv_cache_dtype != pao::DType::f16 ||
         m.workload.block_size != 16)
       continue;
-    const auto cycles = counts(lines[m.line], "cycles");
-    const auto warps = counts(lines[m.line], "warp");
+    const auto cycles = kernel_cycles(lines[m.line]);
+    const auto warps = kernel_warp_instructions(lines[m.line]);
     const auto launches = build_launches(d, m.workload, m.kernel);
     REQUIRE(cycles.size() == warps.size());
     for (std::size_t k = 0; k < cycles.size(); ++k) {

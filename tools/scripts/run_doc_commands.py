@@ -9,7 +9,8 @@ builds can be compared command by command (a refactoring that must not change an
 
 A command continues on the next line after a trailing backslash. Commands run in a scratch folder
 that holds a copy of the repository's data/ (the docs' relative paths), so files they write, even
-under data/ (`pao sim calibrate --synthesize data/measurements/...`), stay out of the tree. Output file NN.txt holds the command line, its exit status, stdout and stderr.
+under data/ (`pao sim calibrate --synthesize data/measurements/...`), stay out of the tree. Output
+file NN.txt holds the command line, its exit status, stdout and stderr.
 """
 import argparse
 import pathlib

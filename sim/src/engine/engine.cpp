@@ -220,6 +220,8 @@ class KernelRun {
       std::int64_t s_virt = -1;
       double t_virt = kInf;
       if (level_ != kInf) {  // else no CTA streams at the global level
+        // Exactly, as before: these keys are levels, not times (kSimultaneousUs does not apply),
+        // and on them the brute-force reference of test_sim_engine agrees with exact ties.
         s_virt = earliest_sm(vkey_, best_virt, 0.0);
         if (s_virt >= 0) t_virt = t_ + std::max(best_virt - lam_g_, 0.0) / level_;
       }
