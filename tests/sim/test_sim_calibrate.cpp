@@ -77,7 +77,7 @@ TEST_CASE("sim calibrate: recovers known parameters from synthetic measurements"
   CHECK(r.test_after.spearman > 0.99);
   CHECK(r.calibrated.iteration_latency_us == doctest::Approx(0.6).epsilon(0.03));
   CHECK(r.calibrated.inter_kernel_gap_us == doctest::Approx(5.0).epsilon(0.05));
-  CHECK(r.calibrated.provenance.at("iteration_latency_us").confidence == "measured");
+  CHECK(r.calibrated.provenance.at("iteration_latency_us").confidence == "fitted");
   CHECK(r.calibrated.provenance.at("iteration_latency_us").source.find("synthetic") != std::string::npos);
   // The calibrated descriptor is a valid descriptor.
   const Device reloaded = parse_device(device_to_json(r.calibrated), "calibrated");

@@ -202,11 +202,12 @@ TEST_CASE("sim engine: max-min sharing with per-CTA, per-SM and global caps") {
   CHECK(r2.time_us == doctest::Approx(2000.0 / 400.0).epsilon(1e-12));
 }
 
-TEST_CASE("sim engine: a lone warp's in-order instructions floor a CTA's time") {
+TEST_CASE("sim engine: a CTA's dependent loads and its busiest warp's in-order instructions add up") {
   // One SM at 1 GHz, 10 cycles per warp instruction; a CTA whose busiest warp issues 10000
-  // instructions (40000 in all) and moves 1000 bytes: 100 us, above its 5 iterations x 1 us. Two
-  // such CTAs on the SM run side by side (each warp alone on its scheduler's in-order stream):
-  // 100 us too, while the SM's issue rate (4 x 1 GHz x 1) is far from binding (80000
+  // instructions (40000 in all) and moves 1000 bytes over 5 dependent iterations of 1 us: the warp
+  // waits on each load, then issues the instructions that use it, one after another: 5 + 100 us.
+  // Two such CTAs on the SM run side by side (each warp alone on its scheduler's in-order
+  // stream): 105 us too, while the SM's issue rate (4 x 1 GHz x 1) is far from binding (80000
   // instructions = 20 us).
   Device d = load_device("a100-40gb");
   set_device_field(d, "num_sms", 1, "assumed", "test");
@@ -226,17 +227,24 @@ TEST_CASE("sim engine: a lone warp's in-order instructions floor a CTA's time") 
   w.warp_instructions = 40000;
   w.busiest_warp_instructions = 10000;
   l.ctas = {w};
-  CHECK(cta_latency_us(d, w) == doctest::Approx(100.0).epsilon(1e-12));
-  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(100.0).epsilon(1e-9));
+  CHECK(cta_latency_us(d, l, w) == doctest::Approx(105.0).epsilon(1e-12));
+  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(105.0).epsilon(1e-9));
   l.ctas = {w, w};
-  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(100.0).epsilon(1e-9));
+  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(105.0).epsilon(1e-9));
   // Sixteen such CTAs share the SM's issue rate: 16 x 40000 instructions at 4000 per us = 160 us,
   // above the floor: the issue rate binds.
   l.ctas.assign(16, w);
   CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(160.0).epsilon(1e-9));
+  // A kernel whose code sets its own in-order rate (pao's CUDA kernels) takes it, not the device's:
+  // 5 + 10000 x 30 cycles at 1 GHz.
+  l.cycles_per_warp_instruction = 30;
+  l.ctas = {w};
+  CHECK(cta_latency_us(d, l, w) == doctest::Approx(305.0).epsilon(1e-12));
+  CHECK(simulate(d, std::vector<Launch>{l}).time_us == doctest::Approx(305.0).epsilon(1e-9));
+  l.cycles_per_warp_instruction = 0;
   // 0 cycles: the iterations alone.
   set_device_field(d, "cycles_per_warp_instruction", 0, "assumed", "test");
-  CHECK(cta_latency_us(d, w) == doctest::Approx(5.0).epsilon(1e-12));
+  CHECK(cta_latency_us(d, l, w) == doctest::Approx(5.0).epsilon(1e-12));
 }
 
 TEST_CASE("sim engine: V2 with one partition costs V1 plus the reduce launch") {
@@ -312,7 +320,7 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     Run r;
     r.cta = static_cast<std::int64_t>(next++);
     r.ready = t + d.cta_dispatch_overhead_us +
-              (w.dram_bytes <= 0 ? cta_latency_us(d, w) + cta_compute_us(d, l, w) : 0.0);
+              (w.dram_bytes <= 0 ? cta_latency_us(d, l, w) + cta_compute_us(d, l, w) : 0.0);
     r.rem = w.dram_bytes;
     slots[slot] = r;
   };
@@ -328,7 +336,7 @@ double reference_busy_us(const Device& d, const Launch& l, double* bytes_moved) 
     for (std::size_t i = 0; i < slots.size(); ++i) {
       if (!slots[i].flowing) continue;
       const CtaWork& w = l.ctas[static_cast<std::size_t>(slots[i].cta)];
-      const double lat = cta_latency_us(d, w);
+      const double lat = cta_latency_us(d, l, w);
       double c = std::min(C, lat > 0 ? w.dram_bytes / lat : 1e300);
       const double compute = cta_compute_us(d, l, w);
       if (compute > 0)

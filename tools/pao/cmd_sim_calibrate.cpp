@@ -16,8 +16,9 @@ namespace {
 
 struct CalibrateOptions {
   sim::DeviceOptions device;
-  std::string measurements;
+  std::vector<std::string> measurements;
   std::string out_file;
+  bool json = false;
   std::vector<std::string> parameters;
   double holdout = 0.25;
   int max_iterations = 30;
@@ -28,9 +29,11 @@ struct CalibrateOptions {
 };
 
 void print_report(const char* what, const sim::ErrorReport& r) {
-  std::printf("  %-22s %4zu rows  MAPE %6.2f%%  max %6.2f%%  Spearman %6.3f  decisions %5.1f%% of %zu\n",
-              what, r.rows, 100 * r.mape, 100 * r.max_error, r.spearman, 100 * r.decision_accuracy,
-              r.decisions);
+  std::printf(
+      "  %-22s %4zu rows  MAPE %6.2f%%  max %6.2f%%  Spearman %6.3f  decisions %5.1f%% of %zu  regret mean "
+      "%4.1f%% max %5.1f%%\n",
+      what, r.rows, 100 * r.mape, 100 * r.max_error, r.spearman, 100 * r.decision_accuracy, r.decisions,
+      100 * r.mean_regret, 100 * r.max_regret);
 }
 
 int execute(const CalibrateOptions& o) {
@@ -44,6 +47,7 @@ int execute(const CalibrateOptions& o) {
   require(!o.measurements.empty(),
           "calibrate: --measurements FILE.csv is required (or --synthesize OUT.csv)");
   const auto rows = sim::load_measurements(o.measurements);
+  const std::string origin = sim::measurements_origin(o.measurements);
   sim::CalibrationOptions copts;
   if (!o.parameters.empty()) copts.parameters = o.parameters;
   copts.holdout_fraction = o.holdout;
@@ -53,10 +57,14 @@ int execute(const CalibrateOptions& o) {
     std::fprintf(stderr, "calibrate: iteration %d of at most %d, cost %.6g%s\n", it, o.max_iterations, cost,
                  improved ? "" : " (no improving step: stopping)");
   };
-  const auto r = sim::calibrate(device, rows, copts, o.measurements);
+  const auto r = sim::calibrate(device, rows, copts, origin);
+  if (!o.out_file.empty()) sim::write_text_file(o.out_file, sim::device_to_json(r.calibrated));
+  if (o.json) {
+    std::fputs(sim::calibration_json(r, device).c_str(), stdout);
+    return 0;
+  }
 
-  std::printf("device %s, %zu measurements from %s\n", device.name.c_str(), rows.size(),
-              o.measurements.c_str());
+  std::printf("device %s, %zu measurements from %s\n", device.name.c_str(), rows.size(), origin.c_str());
   std::printf("fit %zu parameters on %zu rows (%d iterations), held out %zu rows\n\n", r.parameters.size(),
               r.train_rows, r.iterations, r.test_rows);
   std::printf("  %-28s %12s %12s\n", "parameter", "before", "after");
@@ -68,7 +76,6 @@ int execute(const CalibrateOptions& o) {
   print_report("held-out, uncalibrated", r.test_before);
   print_report("held-out, calibrated", r.test_after);
   if (!o.out_file.empty()) {
-    sim::write_text_file(o.out_file, sim::device_to_json(r.calibrated));
     std::printf("\ncalibrated descriptor: %s (use it with --device %s)\n", o.out_file.c_str(),
                 o.out_file.c_str());
   }
@@ -82,17 +89,21 @@ void add_calibrate(CLI::App& sim, Action& action) {
   CLI::App* cmd = sim.add_subcommand(
       "calibrate",
       "fit achievable bandwidth, per-iteration latency, per-CTA and inter-kernel overheads to measured times "
-      "(least squares); report held-out MAPE, max error, Spearman, V1-vs-V2 decision accuracy");
+      "(least squares); report held-out MAPE, max error, Spearman, V1-vs-V2 decision accuracy and regret "
+      "(the measured cost of the model's pick over the measured best)");
   opts->device.add_to(*cmd);
   cmd->add_option(
       "--measurements,-m", opts->measurements,
       "CSV: kernel,num_seqs,num_heads,head_size,seq_len,time_us[,num_kv_heads,block_size,query_len,"
       "partition_size,max_seq_len,dtype,kv_cache_dtype,timing(gpu|host),device,stddev_us,repeats,"
-      "achieved_gbps,note]; '#' lines are comments (docs/simulator.md)");
+      "achieved_gbps,implementation,note]; '#' lines are comments (docs/simulator.md); repeat it to fit "
+      "several files at once (e.g. two implementations timed on one GPU)");
   cmd->add_option("--out,-o", opts->out_file, "write the calibrated descriptor (JSON) here");
+  cmd->add_flag("--json", opts->json, "print the fit and its error reports as JSON instead of text");
   cmd->add_option("--param", opts->parameters,
                   "descriptor fields to fit (repeatable; default: dram_achievable_gbps iteration_latency_us "
-                  "cta_dispatch_overhead_us inter_kernel_gap_us; + launch_latency_us with host timing)");
+                  "cta_dispatch_overhead_us inter_kernel_gap_us issue_efficiency; + launch_latency_us with "
+                  "host timing)");
   cmd->add_option("--holdout", opts->holdout, "fraction of workload groups held out for the error report")
       ->capture_default_str();
   cmd->add_option("--max-iterations", opts->max_iterations, "Levenberg-Marquardt iterations")
@@ -106,8 +117,8 @@ void add_calibrate(CLI::App& sim, Action& action) {
   cmd->add_option("--seed", opts->seed, "--synthesize: random seed")->capture_default_str();
   cmd->footer(
       "\nexamples:\n"
-      "  pao sim calibrate --device h200 --measurements data/measurements/h200-decode.csv --out "
-      "h200-calibrated.json\n"
+      "  pao sim calibrate --device h200 -m data/measurements/h200-vllm.csv -m "
+      "data/measurements/h200-pao-cuda.csv --out h200-calibrated.json\n"
       "  # round trip on synthetic data: simulate a 'true' device, then fit the stock one to it\n"
       "  pao sim calibrate -d h200 --set dram_achievable_gbps=3900 --set iteration_latency_us=0.8 "
       "--synthesize truth.csv\n"

@@ -17,8 +17,9 @@ namespace {
 
 struct ValidateOptions {
   sim::DeviceOptions device;
-  std::string measurements;
+  std::vector<std::string> measurements;
   std::vector<std::string> parameters;
+  bool json = false;
   std::string gpu;
   bool no_logo = false;
   double margin = 0.05;
@@ -30,12 +31,12 @@ int execute(const ValidateOptions& o) {
   const sim::Device device = o.device.load();
   require(!o.measurements.empty(), "validate: --measurements FILE.csv is required");
   auto rows = sim::load_measurements(o.measurements);
+  const std::string origin = sim::measurements_origin(o.measurements);
   if (!o.gpu.empty()) {
     const auto all = rows.size();
     std::erase_if(rows, [&](const sim::Measurement& m) { return m.gpu.find(o.gpu) == std::string::npos; });
     std::printf("--gpu %s: %zu of %zu rows\n", o.gpu.c_str(), rows.size(), all);
-    require(!rows.empty(), "validate: no row of ", o.measurements, " has a gpu column containing '", o.gpu,
-            "'");
+    require(!rows.empty(), "validate: no row of ", origin, " has a gpu column containing '", o.gpu, "'");
   }
   sim::ValidationOptions vopts;
   vopts.decision_margin = o.margin;
@@ -46,8 +47,12 @@ int execute(const ValidateOptions& o) {
   vopts.on_fold = [](std::size_t k, std::size_t n) {
     std::fprintf(stderr, "validate: leave-one-group-out fit %zu of %zu\n", k + 1, n);
   };
-  const auto report = sim::validate(device, rows, vopts, o.measurements);
-  std::printf("measurements %s\n", o.measurements.c_str());
+  const auto report = sim::validate(device, rows, vopts, origin);
+  if (o.json) {
+    std::fputs(sim::validation_json(report, device).c_str(), stdout);
+    return 0;
+  }
+  std::printf("measurements %s\n", origin.c_str());
   std::fputs(sim::format_validation(report, device).c_str(), stdout);
   return 0;
 }
@@ -59,10 +64,13 @@ void add_validate(CLI::App& sim, Action& action) {
   CLI::App* cmd = sim.add_subcommand(
       "validate",
       "predicted against measured times per row and per group: MAPE, max error, Spearman, V1-or-V2 "
-      "decisions, V1/V2 ratios — uncalibrated and with leave-one-group-out calibration");
+      "decisions and their regret (the measured cost of the model's pick over the measured best), V1/V2 "
+      "ratios — uncalibrated and with leave-one-group-out calibration");
   opts->device.add_to(*cmd);
   cmd->add_option("--measurements,-m", opts->measurements,
-                  "CSV as for pao sim calibrate (timing gpu|host|loop; group, source, assumed columns)");
+                  "CSV as for pao sim calibrate (timing gpu|host|loop; group, source, assumed columns); "
+                  "repeat it to validate several files at once");
+  cmd->add_flag("--json", opts->json, "print the report as JSON instead of text");
   cmd->add_option("--param", opts->parameters,
                   "descriptor fields the LOGO fits adjust (default: calibrate's)");
   cmd->add_option("--gpu", opts->gpu, "only the rows whose gpu (or device) column contains this text");

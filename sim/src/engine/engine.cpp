@@ -88,18 +88,23 @@ struct LatencyRates {
   double warp_instruction_us = 0;  // per instruction of the busiest warp
 };
 
-LatencyRates latency_rates(const Device& device) {
+/// The launch's kernel code may bring its own cycles per in-order instruction (its dependence
+/// chains: Launch::cycles_per_warp_instruction); else the device's.
+LatencyRates latency_rates(const Device& device, const Launch& launch) {
   LatencyRates r;
   r.iteration_us = device.iteration_latency_us;
-  if (device.clock_ghz > 0)
-    r.warp_instruction_us = device.cycles_per_warp_instruction / (device.clock_ghz * 1e3);
+  const double cycles = launch.cycles_per_warp_instruction > 0 ? launch.cycles_per_warp_instruction
+                                                               : device.cycles_per_warp_instruction;
+  if (device.clock_ghz > 0) r.warp_instruction_us = cycles / (device.clock_ghz * 1e3);
   return r;
 }
 
-/// cta_latency_us() (engine.hpp) at a launch's rates.
+/// cta_latency_us() (engine.hpp) at a launch's rates: a warp's dependent loads and its
+/// instructions between them take their turns (the loads cannot issue before the instructions
+/// that compute their addresses, the instructions wait on the loads): the two add up.
 double cta_latency_us(const LatencyRates& rates, const CtaWork& work) {
-  return std::max(static_cast<double>(work.iterations) * rates.iteration_us,
-                  work.busiest_warp_instructions * rates.warp_instruction_us);
+  return static_cast<double>(work.iterations) * rates.iteration_us +
+         work.busiest_warp_instructions * rates.warp_instruction_us;
 }
 
 /// cta_compute_us() (engine.hpp) at a launch's rates.
@@ -183,7 +188,7 @@ class KernelRun {
     num_sms_ = d_.num_sms;
     occ_ = occ.ctas_per_sm;
     compute_rates_ = compute_rates(d_, launch);
-    latency_rates_ = latency_rates(d_);
+    latency_rates_ = latency_rates(d_, launch);
   }
 
   /// Runs the launch from `t0` (us); returns the end time.
@@ -785,8 +790,8 @@ double cta_compute_us(const Device& device, const Launch& launch, const CtaWork&
   return cta_compute_us(compute_rates(device, launch), work);
 }
 
-double cta_latency_us(const Device& device, const CtaWork& work) {
-  return cta_latency_us(latency_rates(device), work);
+double cta_latency_us(const Device& device, const Launch& launch, const CtaWork& work) {
+  return cta_latency_us(latency_rates(device, launch), work);
 }
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace) {

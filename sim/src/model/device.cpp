@@ -101,7 +101,11 @@ double load_value(const Device& d, const FieldSpec& f) {
   return d.*std::get<double Device::*>(f.member);
 }
 
-bool valid_confidence(std::string_view c) { return c == "measured" || c == "datasheet" || c == "assumed"; }
+/// measured: a probe or microbenchmark measured it; fitted: pao sim calibrate fitted it to timings
+/// (the source names the rows and the command); datasheet; assumed.
+bool valid_confidence(std::string_view c) {
+  return c == "measured" || c == "fitted" || c == "datasheet" || c == "assumed";
+}
 
 std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -207,10 +211,10 @@ Device parse_device(std::string_view json_text, std::string_view origin_view) {
     require(entry.contains("value") && entry["value"].is_number(), origin, ": field '", key,
             "': missing numeric 'value'");
     require(entry.contains("confidence") && entry["confidence"].is_string(), origin, ": field '", key,
-            "': missing 'confidence' (measured, datasheet or assumed)");
+            "': missing 'confidence' (measured, fitted, datasheet or assumed)");
     const auto confidence = entry["confidence"].get<std::string>();
     require(valid_confidence(confidence), origin, ": field '", key, "': confidence '", confidence,
-            "' is not one of measured, datasheet, assumed");
+            "' is not one of measured, fitted, datasheet, assumed");
     require(entry.contains("source") && entry["source"].is_string() &&
                 !entry["source"].get<std::string>().empty(),
             origin, ": field '", key, "': missing 'source' (say where the number comes from)");

@@ -73,6 +73,10 @@ InstructionScale instruction_scale(KernelImplementation implementation, const Wo
   return (best != nullptr ? *best : kMeasured[0]).scale;
 }
 
+double implementation_cycles_per_warp_instruction(KernelImplementation implementation) {
+  return implementation == KernelImplementation::pao_cuda ? kPaoCudaCyclesPerWarpInstruction : 0.0;
+}
+
 DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePlan& plan,
                                               KernelImplementation implementation) {
   const std::int32_t elem = dtype_size(w.dtype);
@@ -124,6 +128,8 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
   c.softmax_per_round *= scale.per_tokens;
   c.per_cta *= scale.per_cta;
   c.in_order = scale.in_order;
+  if (implementation == KernelImplementation::pao_cuda)
+    c.qk_loads_in_turn = ceil_div(w.head_size / g.dims_per_step, kPaoCudaKLoadsInFlight);
   return c;
 }
 

@@ -49,9 +49,10 @@ DecodeCtaWork decode_cta_work(const Workload& w, const DecodePlan& plan,
   // Logits and P.V are computed for every slot of every loaded block (masked after).
   const double padded_tokens = static_cast<double>(blocks) * w.block_size;
   c.work.flops = padded_tokens * (4.0 * w.head_size + 5.0);
-  // Each warp walks every num_warps-th block, once for Q.K and once for P.V; +2 for the
-  // cross-warp softmax reductions.
-  c.work.iterations = 2 * ceil_div(blocks, num_warps(plan)) + 2;
+  // Each warp walks every num_warps-th block, once for Q.K (one round trip per batch of K loads
+  // in flight) and once for P.V (all of a lane's V rows in flight); +2 for the cross-warp softmax
+  // reductions.
+  c.work.iterations = (instructions.qk_loads_in_turn + 1) * ceil_div(blocks, num_warps(plan)) + 2;
   c.work.warp_instructions = decode_cta_warp_instructions(instructions, w, cta);
   c.work.busiest_warp_instructions = decode_cta_busiest_warp_instructions(instructions, w, cta);
   c.kv_dram_bytes = kv_dram_bytes(w, plan, cta);
@@ -99,10 +100,12 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
   attn.name = v2 ? "paged_attention_v2" : "paged_attention_v1";
   attn.resources.threads = plan.shape.threads_per_cta;
   attn.resources.registers_per_thread =
-      kernel.registers_per_thread > 0 ? kernel.registers_per_thread : kDecodeRegisters;
+      kernel.registers_per_thread > 0 ? kernel.registers_per_thread
+                                      : decode_registers_per_thread(kernel.implementation, plan.kernel, w);
   // Dynamic shared memory from the plan (vLLM's rule), plus the static q_vecs and red_smem arrays.
   attn.resources.shared_bytes = static_cast<std::int64_t>(plan.attention_shared_bytes) +
                                 static_cast<std::int64_t>(w.head_size * act_bytes(w)) + 2 * warps * 4;
+  attn.cycles_per_warp_instruction = implementation_cycles_per_warp_instruction(kernel.implementation);
   attn.ctas.reserve(plan.ctas.size());
   const DecodeInstructionCost instructions = decode_instruction_cost(w, plan, kernel.implementation);
   double kv_dram_total = 0;
@@ -132,6 +135,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
     reduce.resources.threads = plan.shape.threads_per_cta;
     reduce.resources.registers_per_thread = kReduceRegisters;
     reduce.resources.shared_bytes = static_cast<std::int64_t>(plan.reduce_shared_bytes) + 2 * warps * 4;
+    reduce.cycles_per_warp_instruction = attn.cycles_per_warp_instruction;
     reduce.ctas.reserve(plan.reduce_ctas.size());
     const double reduce_in_order = instruction_scale(kernel.implementation, w).in_order;
     for (const auto& r : plan.reduce_ctas) {

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -107,15 +108,26 @@ ErrorReport error_report(const std::vector<Measurement>& rows, const std::vector
   for (const auto& [g, members] : groups) {
     if (members.size() < 2) continue;
     ++r.decisions;
-    std::size_t best_pred = members[0], best_meas = members[0];
-    for (auto i : members) {
-      if (pred[i] < pred[best_pred]) best_pred = i;
-      if (rows[i].time_us < rows[best_meas].time_us) best_meas = i;
-    }
-    if (best_pred == best_meas) ++right;
+    const double regret = group_regret(members, meas, pred);
+    if (regret == 0) ++right;
+    r.mean_regret += regret;
+    r.max_regret = std::max(r.max_regret, regret);
   }
-  r.decision_accuracy = r.decisions > 0 ? static_cast<double>(right) / static_cast<double>(r.decisions) : 0;
+  if (r.decisions > 0) {
+    r.decision_accuracy = static_cast<double>(right) / static_cast<double>(r.decisions);
+    r.mean_regret /= static_cast<double>(r.decisions);
+  }
   return r;
+}
+
+double group_regret(const std::vector<std::size_t>& rows, const std::vector<double>& measured,
+                    const std::vector<double>& predicted) {
+  std::size_t pick = rows.front(), best = rows.front();
+  for (auto i : rows) {
+    if (predicted[i] < predicted[pick]) pick = i;
+    if (measured[i] < measured[best]) best = i;
+  }
+  return pick == best ? 0.0 : measured[pick] / measured[best] - 1;
 }
 
 namespace {
@@ -267,6 +279,25 @@ std::vector<Measurement> load_measurements(const std::string& arg) {
   return parse_measurements(os.str(), path);
 }
 
+std::vector<Measurement> load_measurements(const std::vector<std::string>& paths) {
+  std::vector<Measurement> all;
+  for (const auto& path : paths) {
+    std::size_t first_group = 0;  // this file's groups follow the earlier files'
+    for (const auto& m : all) first_group = std::max(first_group, m.group + 1);
+    for (auto m : load_measurements(path)) {
+      m.group += first_group;
+      all.push_back(std::move(m));
+    }
+  }
+  return all;
+}
+
+std::string measurements_origin(const std::vector<std::string>& paths) {
+  std::string origin;
+  for (const auto& p : paths) origin += (origin.empty() ? "" : " + ") + p;
+  return origin;
+}
+
 double loop_working_set_bytes(const Measurement& m) {
   const Workload& w = m.workload;
   double draws = 0;  // block-table entries the launches read
@@ -308,7 +339,9 @@ double predict_time(const Device& d, const Measurement& m) {
   // In the loop the host issues one op per iteration: a kernel shorter than the framework's cost
   // of one op leaves the GPU waiting for the host.
   if (m.timing == Timing::loop) return std::max(span + d.inter_kernel_gap_us, d.host_op_overhead_us);
-  return span;
+  // CUDA events are commands of the stream: from the start event to the first CTA the front end
+  // takes what it takes between any two commands, the gap.
+  return span + d.inter_kernel_gap_us;
 }
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows) {
@@ -351,7 +384,7 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
       double v = std::exp(theta[j]);
       if (name == "dram_achievable_gbps") v = std::min(v, device.dram_peak_gbps);
       if (name == "issue_efficiency") v = std::min(v, 1.0);  // a fraction of the peak issue rate
-      set_device_field(d, name, v, "measured", "calibration in progress");
+      set_device_field(d, name, v, "fitted", "calibration in progress");
     }
     return d;
   };
@@ -420,16 +453,58 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
   r.test_before = error_report(test, predict_all(device, test, o.threads));
   r.test_after = error_report(test, predict_all(r.calibrated, test, o.threads));
   char source[512];
-  std::snprintf(source, sizeof source,
-                "fit by pao sim calibrate to %s (%zu training rows; held-out MAPE %.1f%% on %zu rows)",
-                origin.c_str(), r.train_rows, 100 * r.test_after.mape, r.test_rows);
-  for (const auto& name : r.parameters) {
+  std::snprintf(
+      source, sizeof source,
+      "fit by pao sim calibrate -m %s (%zu training rows, train MAPE %.1f%%; held-out MAPE %.1f%% on "
+      "%zu rows)",
+      origin.c_str(), r.train_rows, 100 * r.train_after.mape, 100 * r.test_after.mape, r.test_rows);
+  for (std::size_t j = 0; j < r.parameters.size(); ++j) {
+    const auto& name = r.parameters[j];
+    // A field the rows do not move (no row depends on it, e.g. the bandwidth when none is
+    // bandwidth-bound) keeps its value and what was known of it.
+    if (std::fabs(r.after[j] - r.before[j]) <= 1e-9 * std::fabs(r.before[j])) {
+      const Provenance was = device.provenance.at(name);
+      set_device_field(r.calibrated, name, r.before[j], was.confidence, was.source);
+      r.after[j] = r.before[j];
+      continue;
+    }
     auto& p = r.calibrated.provenance[name];
-    p.confidence = "measured";
+    p.confidence = "fitted";
     p.source = source;
   }
   r.calibrated.description += " Calibrated: " + std::string(source) + ".";
   return r;
+}
+
+namespace {
+
+nlohmann::ordered_json error_json(const ErrorReport& e) {
+  nlohmann::ordered_json j;
+  j["rows"] = e.rows;
+  j["mape"] = e.mape;
+  j["max_error"] = e.max_error;
+  j["spearman"] = e.spearman;
+  j["decisions"] = e.decisions;
+  j["decision_accuracy"] = e.decision_accuracy;
+  j["mean_regret"] = e.mean_regret;
+  j["max_regret"] = e.max_regret;
+  return j;
+}
+
+}  // namespace
+
+std::string calibration_json(const CalibrationResult& r, const Device& device) {
+  nlohmann::ordered_json j;
+  j["device"] = device.name;
+  j["iterations"] = r.iterations;
+  j["parameters"] = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < r.parameters.size(); ++k)
+    j["parameters"].push_back({{"name", r.parameters[k]}, {"before", r.before[k]}, {"after", r.after[k]}});
+  j["train_uncalibrated"] = error_json(r.train_before);
+  j["train_calibrated"] = error_json(r.train_after);
+  j["held_out_uncalibrated"] = error_json(r.test_before);
+  j["held_out_calibrated"] = error_json(r.test_after);
+  return j.dump(2) + "\n";
 }
 
 std::string synthesize_measurements_csv(const Device& truth, double noise, std::uint64_t seed) {

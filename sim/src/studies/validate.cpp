@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace pao::sim {
@@ -26,6 +27,8 @@ Scores score(const std::vector<Measurement>& measurements, const std::vector<Val
     const double m = rows[i].measurement->time_us, p = pred[i];
     s.max_factor = std::max(s.max_factor, std::max(p / m, m / p));
   }
+  std::vector<double> meas;
+  for (const auto& row : rows) meas.push_back(row.measurement->time_us);
   std::size_t right = 0;
   for (auto& g : groups) {
     std::size_t best_pred = g.rows.front(), best_meas = g.rows.front();
@@ -38,6 +41,15 @@ Scores score(const std::vector<Measurement>& measurements, const std::vector<Val
       if (is_v2(m) && v2_meas == 0) v2_meas = m.time_us, v2_pred = pred[i];
     }
     (logo ? g.right_logo : g.right) = best_pred == best_meas;
+    (logo ? g.pick_logo : g.pick) = best_pred;
+    g.best = best_meas;
+    if (g.rows.size() >= 2) {
+      const double regret = group_regret(g.rows, meas, pred);
+      (logo ? g.regret_logo : g.regret) = regret;
+      ++s.regret_groups;
+      s.mean_regret += regret;
+      s.max_regret = std::max(s.max_regret, regret);
+    }
     if (g.decisive) {
       ++s.decisions;
       right += best_pred == best_meas;
@@ -49,6 +61,7 @@ Scores score(const std::vector<Measurement>& measurements, const std::vector<Val
     }
   }
   s.decision_accuracy = s.decisions > 0 ? static_cast<double>(right) / static_cast<double>(s.decisions) : 0;
+  if (s.regret_groups > 0) s.mean_regret /= static_cast<double>(s.regret_groups);
   return s;
 }
 
@@ -114,6 +127,14 @@ std::string group_cell(const std::string& name) {
   return name.substr(0, kHead) + "~" + name.substr(name.size() - (kWidth - kHead - 1));
 }
 
+/// "v1", "v2:512", "prefix", ...
+std::string kernel_cell(const Measurement& m) {
+  return m.kernel.kind == KernelVariant::v2 ? "v2:" + std::to_string(m.kernel.partition_size)
+                                            : std::string(to_string(m.kernel.kind));
+}
+
+const char* verdict(bool decisive, bool right) { return !decisive ? "tie" : right ? "right" : "WRONG"; }
+
 }  // namespace
 
 std::string format_validation(const ValidationReport& r, const Device& device) {
@@ -128,12 +149,9 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
     for (auto i : g.rows) {
       const ValidationRow& row = r.rows[i];
       const Measurement& m = *row.measurement;
-      const std::string kernel = m.kernel.kind == KernelVariant::v2
-                                     ? "v2:" + std::to_string(m.kernel.partition_size)
-                                     : to_string(m.kernel.kind);
       const double meas = m.time_us;
       std::snprintf(line, sizeof line, "%-44s %-8s %9.1fus %9.1fus %+6.0f%% ", group_cell(g.name).c_str(),
-                    kernel.c_str(), meas, row.predicted, 100 * (row.predicted / meas - 1));
+                    kernel_cell(m).c_str(), meas, row.predicted, 100 * (row.predicted / meas - 1));
       os << line;
       if (r.logo_run) {
         std::snprintf(line, sizeof line, "%9.1fus %+6.0f%%", row.predicted_logo,
@@ -143,37 +161,113 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
       os << "\n";
     }
   os << "\n";
-  std::snprintf(line, sizeof line, "%-44s %9s %9s %9s %9s %9s\n", "group (V1/V2 time ratio)", "measured",
-                "predicted", "LOGO", "winner", "LOGO");
+  // Decisions: the measured best, the model's pick and what following it costs.
+  std::snprintf(line, sizeof line, "%-44s %-8s %-8s %7s %-6s %-8s %7s %-6s\n", "group (decision)", "best",
+                "pick", "regret", "winner", "LOGO", "regret", "winner");
   os << line;
   for (const auto& g : r.groups) {
-    if (g.ratio_measured == 0) continue;
-    char logo_ratio[32] = "-";  // --no-logo: no LOGO fit, no ratio (not 0)
-    if (r.logo_run) std::snprintf(logo_ratio, sizeof logo_ratio, "%.3f", g.ratio_logo);
-    std::snprintf(line, sizeof line, "%-44s %9.3f %9.3f %9s %9s %9s\n", group_cell(g.name).c_str(),
-                  g.ratio_measured, g.ratio_predicted, logo_ratio,
-                  !g.decisive ? "tie"
-                  : g.right   ? "right"
-                              : "WRONG",
-                  !g.decisive || !r.logo_run ? ""
-                  : g.right_logo             ? "right"
-                                             : "WRONG");
+    if (g.rows.size() < 2) continue;
+    const auto kernel_of = [&](std::size_t i) { return kernel_cell(*r.rows[i].measurement); };
+    std::snprintf(line, sizeof line, "%-44s %-8s %-8s %6.1f%% %-6s", group_cell(g.name).c_str(),
+                  kernel_of(g.best).c_str(), kernel_of(g.pick).c_str(), 100 * g.regret,
+                  verdict(g.decisive, g.right));
     os << line;
+    if (r.logo_run) {
+      std::snprintf(line, sizeof line, " %-8s %6.1f%% %-6s", kernel_of(g.pick_logo).c_str(),
+                    100 * g.regret_logo, verdict(g.decisive, g.right_logo));
+      os << line;
+    }
+    os << "\n";
   }
   os << "\n";
+  bool any_ratio = false;
+  for (const auto& g : r.groups) any_ratio = any_ratio || g.ratio_measured != 0;
+  if (any_ratio) {
+    std::snprintf(line, sizeof line, "%-44s %9s %9s %9s\n", "group (V1/V2 time ratio)", "measured",
+                  "predicted", "LOGO");
+    os << line;
+    for (const auto& g : r.groups) {
+      if (g.ratio_measured == 0) continue;
+      char logo_ratio[32] = "-";  // --no-logo: no LOGO fit, no ratio (not 0)
+      if (r.logo_run) std::snprintf(logo_ratio, sizeof logo_ratio, "%.3f", g.ratio_logo);
+      std::snprintf(line, sizeof line, "%-44s %9.3f %9.3f %9s\n", group_cell(g.name).c_str(),
+                    g.ratio_measured, g.ratio_predicted, logo_ratio);
+      os << line;
+    }
+    os << "\n";
+  }
   const auto scores = [&](const char* what, const Scores& s) {
     std::snprintf(
         line, sizeof line,
         "%-16s MAPE %6.1f%%  max error %6.1f%%  max factor %5.2fx  Spearman %6.3f  right winner %zu "
-        "of %zu decisive groups  V1/V2 ratio error max %5.1f%%\n",
+        "of %zu decisive groups  regret mean %4.1f%% max %5.1f%% (%zu groups)  V1/V2 ratio error max "
+        "%5.1f%%\n",
         what, 100 * s.mape, 100 * s.max_error, s.max_factor, s.spearman,
         static_cast<std::size_t>(std::lround(s.decision_accuracy * static_cast<double>(s.decisions))),
-        s.decisions, 100 * s.max_ratio_error);
+        s.decisions, 100 * s.mean_regret, 100 * s.max_regret, s.regret_groups, 100 * s.max_ratio_error);
     os << line;
   };
   scores("uncalibrated", r.uncalibrated);
   if (r.logo_run) scores("LOGO calibrated", r.logo);
   return os.str();
+}
+
+namespace {
+
+nlohmann::ordered_json scores_json(const Scores& s) {
+  nlohmann::ordered_json j;
+  j["mape"] = s.mape;
+  j["max_error"] = s.max_error;
+  j["max_factor"] = s.max_factor;
+  j["spearman"] = s.spearman;
+  j["decisive_groups"] = s.decisions;
+  j["right_winners"] = std::lround(s.decision_accuracy * static_cast<double>(s.decisions));
+  j["regret_groups"] = s.regret_groups;
+  j["mean_regret"] = s.mean_regret;
+  j["max_regret"] = s.max_regret;
+  j["max_ratio_error"] = s.max_ratio_error;
+  return j;
+}
+
+}  // namespace
+
+std::string validation_json(const ValidationReport& r, const Device& device) {
+  nlohmann::ordered_json j;
+  j["device"] = device.name;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : r.rows) {
+    const Measurement& m = *row.measurement;
+    nlohmann::ordered_json e;
+    e["group"] = m.group_name;
+    e["kernel"] = kernel_cell(m);
+    e["line"] = m.line;
+    e["measured_us"] = m.time_us;
+    e["predicted_us"] = row.predicted;
+    if (r.logo_run) e["predicted_logo_us"] = row.predicted_logo;
+    j["rows"].push_back(e);
+  }
+  j["groups"] = nlohmann::ordered_json::array();
+  for (const auto& g : r.groups) {
+    nlohmann::ordered_json e;
+    e["name"] = g.name;
+    e["decisive"] = g.decisive;
+    e["best"] = kernel_cell(*r.rows[g.best].measurement);
+    e["pick"] = kernel_cell(*r.rows[g.pick].measurement);
+    e["regret"] = g.regret;
+    if (r.logo_run) {
+      e["pick_logo"] = kernel_cell(*r.rows[g.pick_logo].measurement);
+      e["regret_logo"] = g.regret_logo;
+    }
+    if (g.ratio_measured != 0) {
+      e["v1_v2_ratio_measured"] = g.ratio_measured;
+      e["v1_v2_ratio_predicted"] = g.ratio_predicted;
+      if (r.logo_run) e["v1_v2_ratio_logo"] = g.ratio_logo;
+    }
+    j["groups"].push_back(e);
+  }
+  j["uncalibrated"] = scores_json(r.uncalibrated);
+  if (r.logo_run) j["logo"] = scores_json(r.logo);
+  return j.dump(2) + "\n";
 }
 
 }  // namespace pao::sim

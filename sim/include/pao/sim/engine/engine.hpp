@@ -6,8 +6,8 @@
 // occupancy, then each freed slot takes the next CTA. A CTA spends `cta_dispatch_overhead` holding
 // its slot, then streams its DRAM bytes at a rate r_i, piecewise constant between events:
 //   r_i = min(u_i, lambda_s)            u_i = B_i * min(1 / l_i, 1 / (k_s * c_i))
-// l_i = cta_latency_us: the CTA's latency floor, the larger of n_i * iteration_latency and its
-// busiest warp's instructions in program order (each cycles_per_warp_instruction).
+// l_i = cta_latency_us: the CTA's latency floor, n_i * iteration_latency (its dependent loads)
+// plus its busiest warp's instructions in program order (each cycles_per_warp_instruction).
 // c_i = cta_compute_us: the CTA's FLOPs at the SM's arithmetic rate or its warp instructions at the
 // SM's issue rate, whichever takes longer.
 // lambda_s: the max-min fair level of SM s, the largest level with sum_i min(u_i, lambda_s) <= the
@@ -75,9 +75,9 @@ class TraceSink {
 double cta_compute_us(const Device& device, const Launch& launch, const CtaWork& work);
 
 /// Microseconds the CTA takes at least, however few CTAs share its SM: its dependent iterations
-/// at iteration_latency_us, or its busiest warp's instructions one after another
-/// (busiest_warp_instructions, cycles_per_warp_instruction each), whichever is longer.
-double cta_latency_us(const Device& device, const CtaWork& work);
+/// at iteration_latency_us plus its busiest warp's instructions one after another
+/// (busiest_warp_instructions, at the launch's cycles_per_warp_instruction or else the device's).
+double cta_latency_us(const Device& device, const Launch& launch, const CtaWork& work);
 
 SimResult simulate(const Device& device, std::span<const Launch> launches, TraceSink* trace = nullptr);
 

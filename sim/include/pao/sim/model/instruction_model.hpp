@@ -31,7 +31,15 @@ struct DecodeInstructionCost {
   std::int32_t threads = 0;      // logits per softmax round: one per lane of the CTA
   std::int32_t warps = 0;        // of the CTA
   double in_order = 1;           // InstructionScale::in_order: weights the busiest warp's count
+  /// Dependent load round trips of one warp's Q·K over a block: vLLM issues all of a token's K
+  /// vectors before their first use (1); pao's kernels unroll that loop by 4
+  /// (kPaoCudaKLoadsInFlight), so a lane waits once per 4 of its head_size / dims_per_step vectors.
+  std::int32_t qk_loads_in_turn = 1;
 };
+
+/// K vectors a lane of pao's CUDA decode kernels loads before it waits on the first: their Q·K
+/// loop's `#pragma unroll 4` (cuda/kernels/paged_attention_decode.cuh, PAO_UNROLL_4).
+inline constexpr std::int32_t kPaoCudaKLoadsInFlight = 4;
 
 /// Instructions of an implementation's kernels per instruction of vLLM's, phase by phase.
 struct InstructionScale {
@@ -48,6 +56,24 @@ struct InstructionScale {
 /// 1 for vLLM; for pao_cuda, the factors measured for the workload's compiled instance (its
 /// activation dtype, cache dtype and block size), or for the nearest one measured.
 InstructionScale instruction_scale(KernelImplementation implementation, const Workload& workload);
+
+/// Cycles between a lone warp's consecutive instructions of pao's own CUDA kernels (the reference
+/// instance, f16 over blocks of 16), on any device: their bit-exact order of operations
+/// (--fmad=false, sequential __fadd_rn sums, kernel_exp's polynomial, each K / V address through
+/// PagedCacheLayout::offset) makes chains of dependent instructions that no scheduler hides, so
+/// they take the pipeline's dependent-issue latencies whoever runs them. Measured under
+/// GPGPU-Sim's V100 model, which runs PTX in program order (simulated cycles less the launch
+/// latency and the dependent load round trips, over the busiest warp's instructions, 28 kernels of
+/// the f16 microbenchmarks): the gpgpusim-v100 descriptors' cycles_per_warp_instruction
+/// (tests/sim/test_sim_gpgpusim.cpp recomputes it and keeps the two equal). vLLM's kernels, scheduled by
+/// ptxas with their loads issued early, take the device's cycles_per_warp_instruction instead. On the H200
+/// this predicts pao's kernels from a descriptor calibrated on vLLM's (docs/simulator.md).
+inline constexpr double kPaoCudaCyclesPerWarpInstruction = 11.88;
+
+/// The in-order rate a launch of the implementation's kernels carries
+/// (Launch::cycles_per_warp_instruction): kPaoCudaCyclesPerWarpInstruction for pao_cuda, 0 (the
+/// device's) for vLLM.
+double implementation_cycles_per_warp_instruction(KernelImplementation implementation);
 
 /// The costs for a workload's shapes and dtypes on a plan's geometry (warp size, threads per CTA),
 /// for vLLM's kernels or (scaled) pao's.

@@ -7,15 +7,14 @@
 
 #include "pao/plan/decode_plan.hpp"
 #include "pao/sim/model/device.hpp"
+#include "pao/sim/model/kernel_registers.hpp"
 #include "pao/sim/model/launch.hpp"
 #include "pao/sim/model/workload.hpp"
 
 namespace pao::sim {
 
-/// Defaults for what the model cannot read from source: registers per thread of each kernel
-/// (not public for the BI-V100 build; `KernelConfig::registers_per_thread` overrides).
-inline constexpr std::int32_t kDecodeRegisters = 64;
-inline constexpr std::int32_t kReduceRegisters = 32;
+/// Registers per thread of the kernels without a measured count (assumed; the decode kernels'
+/// are measured: kernel_registers.hpp; `KernelConfig::registers_per_thread` overrides any).
 inline constexpr std::int32_t kPrefixRegisters = 128;
 inline constexpr std::int32_t kFallbackRegisters = 32;
 

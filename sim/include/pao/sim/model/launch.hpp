@@ -39,6 +39,10 @@ struct Launch {
   /// L2 bandwidth and the per-SM cap see more bytes than DRAM does.
   double logical_per_dram_byte = 1.0;
   ComputeUnit compute = ComputeUnit::fp32_cores;
+  /// Cycles between the busiest warp's instructions in program order when the kernel's code sets
+  /// them (pao's own CUDA kernels: dependence chains that ptxas cannot schedule away); 0: the
+  /// device's cycles_per_warp_instruction (a scheduled kernel such as vLLM's).
+  double cycles_per_warp_instruction = 0;
   /// Host time between issuing the previous launch and this one (0 for back-to-back launches
   /// from one C++ op; the framework's per-op cost for the host-loop fallback).
   double host_issue_delay_us = 0;

@@ -67,6 +67,10 @@ std::vector<Measurement> parse_measurements(const std::string& csv_text, const s
 std::filesystem::path find_measurements(const std::string& arg);
 /// find_measurements, read and parsed.
 std::vector<Measurement> load_measurements(const std::string& path);
+/// Several files' rows in one list, each file's groups apart from the others'.
+std::vector<Measurement> load_measurements(const std::vector<std::string>& paths);
+/// How reports name the rows of `paths`: the paths joined by " + ".
+std::string measurements_origin(const std::vector<std::string>& paths);
 
 /// The simulated time comparable to a measurement: gpu, the launches' span; host, from the first
 /// launch; loop, the span with the global bandwidth at loop_bandwidth_gbps(loop_l2_hit_fraction),
@@ -81,7 +85,16 @@ struct ErrorReport {
   double spearman = 0;           // rank correlation of predicted and measured times
   std::size_t decisions = 0;     // groups with >= 2 kernels
   double decision_accuracy = 0;  // groups where the predicted fastest kernel is the measured one
+  /// Over the groups with >= 2 kernels: the measured time of the kernel the model picks over the
+  /// measured best, less 1 (group_regret): what following the model costs.
+  double mean_regret = 0, max_regret = 0;
 };
+
+/// What following a model's pick costs in one group: the measured time of the row it predicts
+/// fastest over the fastest measured row, less 1 (0 when it picks right). `rows` index `measured`
+/// and `predicted`.
+double group_regret(const std::vector<std::size_t>& rows, const std::vector<double>& measured,
+                    const std::vector<double>& predicted);
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows);
 
@@ -113,10 +126,13 @@ struct CalibrationResult {
 };
 
 /// Fits `options.parameters` (log-space Levenberg-Marquardt on log(pred / meas)); adds
-/// launch_latency_us when some rows use host timing. Fitted fields become `measured` with the file
-/// and the held-out error as their source.
+/// launch_latency_us when some rows use host timing. Fitted fields become `fitted` with the file,
+/// the command and the held-out error as their source.
 CalibrationResult calibrate(const Device& device, const std::vector<Measurement>& rows,
                             const CalibrationOptions& options, const std::string& origin);
+
+/// The fit as JSON: parameters before and after, and the four error reports.
+std::string calibration_json(const CalibrationResult& result, const Device& device);
 
 /// Synthetic measurements from a device (for testing the pipeline, never as data): decode V1 and
 /// V2-512/1024 over a grid of batch sizes and lengths, times multiplied by exp(noise * N(0,1))

@@ -25,6 +25,9 @@ struct GroupVerdict {
   /// the simulator must get right.
   bool decisive = false;
   bool right = false, right_logo = false;  // the predicted fastest kernel is the measured one
+  std::size_t best = 0;                    // the measured fastest row (into ValidationReport::rows)
+  std::size_t pick = 0, pick_logo = 0;     // the row the model predicts fastest
+  double regret = 0, regret_logo = 0;      // group_regret (calibrate.hpp): the pick's cost
   /// V1 / V2 time ratio (groups with both): measured, predicted, predicted after LOGO calibration.
   double ratio_measured = 0, ratio_predicted = 0, ratio_logo = 0;
 };
@@ -35,6 +38,9 @@ struct Scores {
   double decision_accuracy = 0;  // over decisive groups
   std::size_t decisions = 0;
   double max_ratio_error = 0;  // max over groups with V1 and V2 of |pred ratio / meas ratio - 1|
+  /// Over the groups with >= 2 kernels, decisive or not: what following the model's pick costs.
+  double mean_regret = 0, max_regret = 0;
+  std::size_t regret_groups = 0;
 };
 
 struct ValidationOptions {
@@ -55,7 +61,11 @@ struct ValidationReport {
 ValidationReport validate(const Device& device, const std::vector<Measurement>& rows,
                           const ValidationOptions& options, const std::string& origin);
 
-/// The report as text: a row table, a group table and the scores.
+/// The report as text: a row table, a group table (the measured best, the model's pick and its
+/// regret, the V1/V2 ratios) and the scores.
 std::string format_validation(const ValidationReport& report, const Device& device);
+
+/// The report as JSON: {device, rows: [...], groups: [...], uncalibrated: {...}, logo: {...}}.
+std::string validation_json(const ValidationReport& report, const Device& device);
 
 }  // namespace pao::sim
