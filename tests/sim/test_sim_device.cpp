@@ -43,8 +43,8 @@ TEST_CASE("sim device: every shipped descriptor loads, every field has a source 
       const auto it = d.provenance.find(key);
       REQUIRE(it != d.provenance.end());
       CHECK(!it->second.source.empty());
-      CHECK((it->second.confidence == "measured" || it->second.confidence == "datasheet" ||
-             it->second.confidence == "assumed"));
+      CHECK((it->second.confidence == "measured" || it->second.confidence == "fitted" ||
+             it->second.confidence == "datasheet" || it->second.confidence == "assumed"));
     }
   }
   const Device bi = load_device("bi-v100");
