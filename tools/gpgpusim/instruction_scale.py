@@ -176,7 +176,9 @@ def main():
         ratios = sorted(y / x for x, y, n in cpi if n.startswith(f"{key[0]}/{key[1]} b{key[2]} "))
         print(f"  {key[0]:5s} {key[1]:9s} {key[2]:3d}: {cpi_of[key]:6.2f}  (kernels {ratios[0]:.2f} to {ratios[-1]:.2f}); "
               f"in_order {cpi_of[key] / device_cpi:.3f}")
-    print(f"cycles_per_warp_instruction of data/devices/gpgpusim-v100*.json (f16, blocks of 16): {device_cpi:.2f}")
+    print(f"f16, blocks of 16, round trips included: {device_cpi:.2f}; the descriptors' cycles_per_warp_instruction is")
+    print("this fit with each kernel's load round trips (the model's iterations x iteration_latency_us) taken out")
+    print("first, which needs the C++ model's iterations: tests/sim/test_sim_gpgpusim.cpp computes and checks it")
     print("\nInstructionScale (per_tokens, per_cta, reduce_copy, reduce_merge, in_order), sim/src/model/instruction_model.cpp:")
     for dtype, cache, block_size, f in table:
         in_order = cpi_of[(dtype, cache, block_size)] / device_cpi

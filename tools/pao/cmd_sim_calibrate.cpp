@@ -16,13 +16,9 @@ namespace {
 
 struct CalibrateOptions {
   sim::DeviceOptions device;
-  std::vector<std::string> measurements;
+  sim::FitOptions fit;
   std::string out_file;
-  bool json = false;
-  std::vector<std::string> parameters;
   double holdout = 0.25;
-  int max_iterations = 30;
-  int jobs = 0;
   std::string synthesize;
   double noise = 0.03;
   std::uint64_t seed = 1;
@@ -44,22 +40,20 @@ int execute(const CalibrateOptions& o) {
                 o.noise, static_cast<unsigned long long>(o.seed), o.synthesize.c_str());
     return 0;
   }
-  require(!o.measurements.empty(),
-          "calibrate: --measurements FILE.csv is required (or --synthesize OUT.csv)");
-  const auto rows = sim::load_measurements(o.measurements);
-  const std::string origin = sim::measurements_origin(o.measurements);
+  const auto rows = o.fit.load("calibrate (or --synthesize OUT.csv)");
+  const std::string origin = o.fit.origin();
   sim::CalibrationOptions copts;
-  if (!o.parameters.empty()) copts.parameters = o.parameters;
+  if (!o.fit.parameters.empty()) copts.parameters = o.fit.parameters;
   copts.holdout_fraction = o.holdout;
-  copts.max_iterations = o.max_iterations;
-  copts.threads = o.jobs;
+  copts.max_iterations = o.fit.max_iterations;
+  copts.threads = o.fit.jobs;
   copts.on_iteration = [&](int it, double cost, bool improved) {
-    std::fprintf(stderr, "calibrate: iteration %d of at most %d, cost %.6g%s\n", it, o.max_iterations, cost,
-                 improved ? "" : " (no improving step: stopping)");
+    std::fprintf(stderr, "calibrate: iteration %d of at most %d, cost %.6g%s\n", it, o.fit.max_iterations,
+                 cost, improved ? "" : " (no improving step)");
   };
   const auto r = sim::calibrate(device, rows, copts, origin);
   if (!o.out_file.empty()) sim::write_text_file(o.out_file, sim::device_to_json(r.calibrated));
-  if (o.json) {
+  if (o.fit.json) {
     std::fputs(sim::calibration_json(r, device).c_str(), stdout);
     return 0;
   }
@@ -92,23 +86,10 @@ void add_calibrate(CLI::App& sim, Action& action) {
       "(least squares); report held-out MAPE, max error, Spearman, V1-vs-V2 decision accuracy and regret "
       "(the measured cost of the model's pick over the measured best)");
   opts->device.add_to(*cmd);
-  cmd->add_option(
-      "--measurements,-m", opts->measurements,
-      "CSV: kernel,num_seqs,num_heads,head_size,seq_len,time_us[,num_kv_heads,block_size,query_len,"
-      "partition_size,max_seq_len,dtype,kv_cache_dtype,timing(gpu|host),device,stddev_us,repeats,"
-      "achieved_gbps,implementation,note]; '#' lines are comments (docs/simulator.md); repeat it to fit "
-      "several files at once (e.g. two implementations timed on one GPU)");
+  opts->fit.add_to(*cmd, "print the fit and its error reports as JSON instead of text", "");
   cmd->add_option("--out,-o", opts->out_file, "write the calibrated descriptor (JSON) here");
-  cmd->add_flag("--json", opts->json, "print the fit and its error reports as JSON instead of text");
-  cmd->add_option("--param", opts->parameters,
-                  "descriptor fields to fit (repeatable; default: dram_achievable_gbps iteration_latency_us "
-                  "cta_dispatch_overhead_us inter_kernel_gap_us issue_efficiency; + launch_latency_us with "
-                  "host timing)");
   cmd->add_option("--holdout", opts->holdout, "fraction of workload groups held out for the error report")
       ->capture_default_str();
-  cmd->add_option("--max-iterations", opts->max_iterations, "Levenberg-Marquardt iterations")
-      ->capture_default_str();
-  cmd->add_option("--jobs,-j", opts->jobs, "threads (results do not depend on it)");
   cmd->add_option(
       "--synthesize", opts->synthesize,
       "instead: write SYNTHETIC measurements simulated on --device (with --set what-ifs) to this CSV, "

@@ -17,21 +17,16 @@ namespace {
 
 struct ValidateOptions {
   sim::DeviceOptions device;
-  std::vector<std::string> measurements;
-  std::vector<std::string> parameters;
-  bool json = false;
+  sim::FitOptions fit;
   std::string gpu;
   bool no_logo = false;
   double margin = 0.05;
-  int max_iterations = 15;
-  int jobs = 0;
 };
 
 int execute(const ValidateOptions& o) {
   const sim::Device device = o.device.load();
-  require(!o.measurements.empty(), "validate: --measurements FILE.csv is required");
-  auto rows = sim::load_measurements(o.measurements);
-  const std::string origin = sim::measurements_origin(o.measurements);
+  auto rows = o.fit.load("validate");
+  const std::string origin = o.fit.origin();
   if (!o.gpu.empty()) {
     const auto all = rows.size();
     std::erase_if(rows, [&](const sim::Measurement& m) { return m.gpu.find(o.gpu) == std::string::npos; });
@@ -41,14 +36,14 @@ int execute(const ValidateOptions& o) {
   sim::ValidationOptions vopts;
   vopts.decision_margin = o.margin;
   vopts.leave_one_group_out = !o.no_logo;
-  if (!o.parameters.empty()) vopts.calibration.parameters = o.parameters;
-  vopts.calibration.max_iterations = o.max_iterations;
-  vopts.calibration.threads = o.jobs;
+  if (!o.fit.parameters.empty()) vopts.calibration.parameters = o.fit.parameters;
+  vopts.calibration.max_iterations = o.fit.max_iterations;
+  vopts.calibration.threads = o.fit.jobs;
   vopts.on_fold = [](std::size_t k, std::size_t n) {
     std::fprintf(stderr, "validate: leave-one-group-out fit %zu of %zu\n", k + 1, n);
   };
   const auto report = sim::validate(device, rows, vopts, origin);
-  if (o.json) {
+  if (o.fit.json) {
     std::fputs(sim::validation_json(report, device).c_str(), stdout);
     return 0;
   }
@@ -67,20 +62,13 @@ void add_validate(CLI::App& sim, Action& action) {
       "decisions and their regret (the measured cost of the model's pick over the measured best), V1/V2 "
       "ratios — uncalibrated and with leave-one-group-out calibration");
   opts->device.add_to(*cmd);
-  cmd->add_option("--measurements,-m", opts->measurements,
-                  "CSV as for pao sim calibrate (timing gpu|host|loop; group, source, assumed columns); "
-                  "repeat it to validate several files at once");
-  cmd->add_flag("--json", opts->json, "print the report as JSON instead of text");
-  cmd->add_option("--param", opts->parameters,
-                  "descriptor fields the LOGO fits adjust (default: calibrate's)");
+  opts->fit.max_iterations = 15;
+  opts->fit.add_to(*cmd, "print the report as JSON instead of text", " per LOGO fit");
   cmd->add_option("--gpu", opts->gpu, "only the rows whose gpu (or device) column contains this text");
   cmd->add_flag("--no-logo", opts->no_logo, "skip the leave-one-group-out calibration");
   cmd->add_option("--margin", opts->margin,
                   "measured kernels within this fraction of each other are a tie, not a decision")
       ->capture_default_str();
-  cmd->add_option("--max-iterations", opts->max_iterations, "Levenberg-Marquardt iterations per LOGO fit")
-      ->capture_default_str();
-  cmd->add_option("--jobs,-j", opts->jobs, "threads (results do not depend on it)");
   cmd->footer(
       "\nexamples:\n"
       "  pao sim validate --device a100-40gb --gpu a100 --measurements data/measurements/published-vllm.csv\n"

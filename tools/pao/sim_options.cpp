@@ -25,6 +25,30 @@ Device DeviceOptions::load() const {
   return d;
 }
 
+void FitOptions::add_to(CLI::App& app, const char* json_help, const char* per_fit) {
+  app.add_option(
+      "--measurements,-m", measurements,
+      "CSV: kernel,num_seqs,num_heads,head_size,seq_len,time_us[,num_kv_heads,block_size,query_len,"
+      "partition_size,max_seq_len,dtype,kv_cache_dtype,timing(gpu|host|loop),device,stddev_us,repeats,"
+      "achieved_gbps,implementation,group,source,assumed,note]; '#' lines are comments (docs/simulator.md); "
+      "repeat it for several files at once (e.g. two implementations timed on one GPU)");
+  app.add_flag("--json", json, json_help);
+  app.add_option("--param", parameters,
+                 "descriptor fields to fit (repeatable; default: dram_achievable_gbps iteration_latency_us "
+                 "cta_dispatch_overhead_us inter_kernel_gap_us issue_efficiency; + launch_latency_us with "
+                 "host timing)");
+  app.add_option("--max-iterations", max_iterations, std::string("Levenberg-Marquardt iterations") + per_fit)
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--jobs,-j", jobs, "threads; 0: all cores (results do not depend on it)")
+      ->check(CLI::Range(0, 4096));
+}
+
+std::vector<Measurement> FitOptions::load(const char* command) const {
+  require(!measurements.empty(), command, ": --measurements FILE.csv is required");
+  return load_measurements(measurements);
+}
+
 void WorkloadOptions::add_to(CLI::App& app) {
   auto* g = &app;
   g->add_option("--case", case_file,

@@ -9,6 +9,7 @@
 
 #include "pao/sim/model/device.hpp"
 #include "pao/sim/model/workload.hpp"
+#include "pao/sim/studies/calibrate.hpp"
 
 namespace pao::sim {
 
@@ -19,6 +20,23 @@ struct DeviceOptions {
   void add_to(CLI::App& app);
   /// Loads the descriptor and applies every --set in order.
   Device load() const;
+};
+
+/// What `pao sim calibrate` and `pao sim validate` share: the measurement files, the descriptor
+/// fields a fit moves and its effort, JSON output.
+struct FitOptions {
+  std::vector<std::string> measurements;
+  std::vector<std::string> parameters;
+  int max_iterations = 30;
+  int jobs = 0;
+  bool json = false;
+
+  /// `per_fit` names the fits --max-iterations applies to ("per LOGO fit" or "").
+  void add_to(CLI::App& app, const char* json_help, const char* per_fit);
+  /// The rows of every --measurements file; throws pao::Error when none is given (`command` names
+  /// the command in the message).
+  std::vector<Measurement> load(const char* command) const;
+  std::string origin() const { return measurements_origin(measurements); }
 };
 
 struct WorkloadOptions {

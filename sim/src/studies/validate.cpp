@@ -20,6 +20,7 @@ Scores score(const std::vector<Measurement>& measurements, const std::vector<Val
              const std::vector<double>& pred, std::vector<GroupVerdict>& groups, bool logo) {
   Scores s;
   const ErrorReport e = error_report(measurements, pred);  // MAPE, max error, Spearman as calibrate has them
+  s.rows = e.rows;
   s.mape = e.mape;
   s.max_error = e.max_error;
   s.spearman = e.spearman;
@@ -215,17 +216,11 @@ std::string format_validation(const ValidationReport& r, const Device& device) {
 namespace {
 
 nlohmann::ordered_json scores_json(const Scores& s) {
-  nlohmann::ordered_json j;
-  j["mape"] = s.mape;
-  j["max_error"] = s.max_error;
-  j["max_factor"] = s.max_factor;
-  j["spearman"] = s.spearman;
-  j["decisive_groups"] = s.decisions;
+  nlohmann::ordered_json j = error_report_json(s);
   j["right_winners"] = std::lround(s.decision_accuracy * static_cast<double>(s.decisions));
-  j["regret_groups"] = s.regret_groups;
-  j["mean_regret"] = s.mean_regret;
-  j["max_regret"] = s.max_regret;
+  j["max_factor"] = s.max_factor;
   j["max_ratio_error"] = s.max_ratio_error;
+  j["regret_groups"] = s.regret_groups;
   return j;
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,8 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
 
 /// The fit as JSON: parameters before and after, and the four error reports.
 std::string calibration_json(const CalibrationResult& result, const Device& device);
+/// An error report as a JSON object, its fields named as the struct's members.
+nlohmann::ordered_json error_report_json(const ErrorReport& report);
 
 /// Synthetic measurements from a device (for testing the pipeline, never as data): decode V1 and
 /// V2-512/1024 over a grid of batch sizes and lengths, times multiplied by exp(noise * N(0,1))

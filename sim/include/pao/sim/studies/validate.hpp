@@ -32,14 +32,11 @@ struct GroupVerdict {
   double ratio_measured = 0, ratio_predicted = 0, ratio_logo = 0;
 };
 
-struct Scores {
-  double mape = 0, max_error = 0, spearman = 0;
-  double max_factor = 0;         // max over rows of max(pred / meas, meas / pred)
-  double decision_accuracy = 0;  // over decisive groups
-  std::size_t decisions = 0;
+/// ErrorReport's scores (its `decisions` counting only the decisive groups, its regret every group
+/// with >= 2 kernels, decisive or not), and three more.
+struct Scores : ErrorReport {
+  double max_factor = 0;       // max over rows of max(pred / meas, meas / pred)
   double max_ratio_error = 0;  // max over groups with V1 and V2 of |pred ratio / meas ratio - 1|
-  /// Over the groups with >= 2 kernels, decisive or not: what following the model's pick costs.
-  double mean_regret = 0, max_regret = 0;
   std::size_t regret_groups = 0;
 };
 
