@@ -4,6 +4,7 @@
 // pao diff names is the bug's for >= 90% of the caught (bug, case) pairs that show one.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -223,4 +224,58 @@ TEST_CASE(
     CHECK(total(name).applicable == cases);
     CHECK(total(name).as_expected == cases);
   }
+}
+
+TEST_CASE("an audit of nothing is not a pass: no attending case, no mutation that applies, a named one") {
+  const auto outcome = [](const char* mutation, const char* why) {
+    MutationOutcome o;
+    o.mutation = mutation;
+    o.not_applicable = why;
+    o.diff_passed = false;  // a bug that ran and was caught
+    return o;
+  };
+  // A suite of reshape_and_cache cases only: audit_cases audits none of them.
+  const std::vector<std::string> none = audited_nothing({}, 2, {});
+  REQUIRE(none.size() == 1);
+  CHECK(none[0].find("none of the 2 cases attends") != std::string::npos);
+  CHECK(none[0].find("nothing was audited, which is not a pass") != std::string::npos);
+
+  CaseAudit no_alibi{"decode-x", "f16", {outcome("alibi_missing", "the case has no ALiBi")}};
+  const std::vector<std::string> unapplied = audited_nothing({no_alibi}, 1, {"alibi_missing"});
+  REQUIRE(unapplied.size() == 1);
+  CHECK(
+      unapplied[0].find("no mutation applies to any of the 1 cases audited (e.g. alibi_missing on decode-x: "
+                        "the case has no ALiBi)") == 0);
+
+  // A named mutation that applied nowhere, beside one that ran: still not a pass; unnamed ones
+  // (every mutation by default) may apply to no case of a suite.
+  no_alibi.outcomes.push_back(outcome("last_token_dropped", ""));
+  const auto named = audited_nothing({no_alibi}, 1, {"alibi_missing", "last_token_dropped"});
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].starts_with("alibi_missing applies to none of the 1 cases audited"));
+  CHECK(audited_nothing({no_alibi}, 1, {}).empty());
+  CHECK(audited_nothing({no_alibi}, 1, {"last_token_dropped"}).empty());
+}
+
+TEST_CASE("a cache-writing kind's vendor hands over its caches beside a bug, only those the case has") {
+  const cases::Case c = cases::parse_case(
+      R"({"kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+          "seq_lens": [20, 9], "query_lens": [5, 9]})",
+      "write_and_attend");
+  const golden::GoldenTensors g = golden::make_golden(c);
+  auto outputs = vendor_outputs(find_mutation("last_token_dropped"), c, g);
+  add_written_caches(c, g, outputs);
+  std::vector<std::string> names;
+  for (const auto& [name, t] : outputs) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"key_cache", "out", "value_cache"});  // no key_cache_scale (f16)
+
+  auto rounded = vendor_outputs(find_mutation("correctly_rounded"), c, g);
+  add_written_caches(c, g, rounded);
+  test::TempDir dir;
+  write_safetensors(dir.path() / "golden.safetensors", g.views(), g.metadata);
+  NamedTensorViews views;
+  for (const auto& [name, t] : rounded) views.emplace_back(name, t.view());
+  write_safetensors(dir.path() / "vendor.safetensors", views);
+  CHECK(diff::diff_case(dir.path() / "golden.safetensors", dir.path() / "vendor.safetensors", {}).passed());
 }

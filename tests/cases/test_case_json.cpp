@@ -7,6 +7,7 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 
 using namespace pao;
 using namespace pao::cases;
@@ -114,6 +115,29 @@ TEST_CASE("one length for every sequence: num_seqs with a one-entry seq_lens") {
   // Several entries must match num_seqs, as before.
   CHECK(parse_error(R"({"num_seqs": 3, "num_heads": 4, "head_size": 64, "dtype": "f16", "seq_lens": [1, 2]})")
             .find("num_seqs") != std::string::npos);
+}
+
+TEST_CASE("num_seqs is checked against the memory limit before the lengths are built from it (issue 41)") {
+  // 2e9 sequences are 8 GB of seq_lens alone: refused by the field's name, before allocating.
+  set_memory_limit("1G");
+  const std::string broadcast = parse_error(
+      R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "num_seqs": 2000000000,
+          "seq_lens": [17]})");
+  CHECK(contains(broadcast, "case t.json: field 'num_seqs' = 2000000000"));
+  CHECK(contains(broadcast, "of memory"));
+  const std::string drawn = parse_error(
+      R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "num_seqs": 2000000000,
+          "max_seq_len": 17})");
+  CHECK(contains(drawn, "field 'num_seqs' = 2000000000"));
+  const std::string query_lens = parse_error(
+      R"({"kernel": "prefix", "num_heads": 4, "head_size": 32, "dtype": "f16", "num_seqs": 2000000000,
+          "seq_lens": [17], "query_lens": [8]})");
+  CHECK(contains(query_lens, "field 'num_seqs' = 2000000000"));
+  // A batch of ordinary size parses as before.
+  CHECK(parse_case(R"({"num_heads": 4, "head_size": 64, "dtype": "f16", "num_seqs": 1000, "seq_lens": [3]})",
+                   "t.json")
+            .seq_lens.size() == 1000);
+  set_memory_limit("");
 }
 
 TEST_CASE("case_to_json round-trips through parse_case") {

@@ -1,32 +1,7 @@
 #!/usr/bin/env bash
 # The exit status of every `pao` subcommand: 0 success (and --help), 1 a negative result (a
 # mismatch, an unsound golden, a missed bug), 2 bad input or usage. Usage: exit_codes.sh PAO
-set -u
-pao=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")  # absolute: some checks run from another folder
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-expect() {  # expect CODE ARGS...
-  local want=$1
-  shift
-  "$pao" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: pao $* exited $got, expected $want"
-    head -c 400 "$tmp/stderr"
-    failures=$((failures + 1))
-  else
-    echo "ok:   $want  pao $*"
-  fi
-}
-
-# the messages that teach (the last command's stdout / stderr)
-says() {  # says FILE TEXT
-  if grep -qF -- "$2" "$tmp/$1"; then echo "ok:   says '$2'"; else
-    echo "FAIL: expected '$2' in the $1 of the last command"
-    failures=$((failures + 1))
-  fi
-}
+. "$(dirname "$0")/lib/checks.bash" "$1"
 
 cat >"$tmp/case.json" <<'JSON'
 {"id": "tiny", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32,
@@ -189,6 +164,10 @@ expect 2 sim run --device bi-v10
 says stderr "did you mean bi-v100?"
 expect 0 sim sweep --device bi-v100 --kernels v1,v2:512 --axis seq-len=1024:4096:x2
 says stdout "len=swept"
+# a sweep of which no point runs (V1 past the BI-V100's shared memory) answers nothing: 1, as sim run
+expect 1 sim sweep --device bi-v100 --kernels v1 --axis seq-len=9000,10000 --num-seqs 1
+says stdout "nothing was simulated, which is not a result"
+expect 0 sim sweep --device bi-v100 --kernels v1 --axis seq-len=4000,9000 --num-seqs 1
 expect 0 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024
 # measurements resolve through the data folder, from any folder; --no-logo prints no LOGO ratio
 pushd "$tmp" >/dev/null
@@ -230,5 +209,4 @@ expect 2 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024 --kv-c
 says stderr "u8, i8, u4"
 expect 0 sim run --device bi-v100 --kernel v2 --num-seqs 1 --seq-len 1024 --kv-cache-dtype u4
 
-echo "$failures failure(s)"
-[ "$failures" = 0 ]
+finish

@@ -4,7 +4,9 @@
 // a correct kernel still passes, and an unrelated bug is not given a wrong name.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "pao/audit/mutations.hpp"
@@ -102,4 +104,42 @@ TEST_CASE("uniform_ratio: a constant factor, not noise or a factor of 1") {
   CHECK(*uniform_ratio(a4, e) == doctest::Approx(4.0));
   CHECK_FALSE(uniform_ratio(noisy, e).has_value());
   CHECK_FALSE(uniform_ratio(same, e).has_value());
+}
+
+TEST_CASE("a non-finite out is nan-inf before any variant: an all-inf out of a u8 golden") {
+  // Issue 41: the zero-points variant "matched" an all +inf out (max |actual - that| 0) because a
+  // non-finite element was skipped whenever neither side was NaN.
+  test::TempDir dir;
+  const cases::Case c =
+      cases::parse_case(R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+      "kv_cache_dtype": "u8", "partition_size": 32, "seq_lens": [40, 70], "seed": 1})",
+                        "diagnose");
+  const golden::GoldenTensors g = golden::make_golden(c);
+  const fs::path golden_path = dir.path() / "g.safetensors";
+  write_safetensors(golden_path, g.views(), g.metadata);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double bad : {inf, -inf, std::numeric_limits<double>::quiet_NaN()}) {
+    INFO(bad);
+    Tensor out = Tensor::copy_of(g.find("v2.out")->view());
+    for (std::int64_t i = 0; i < out.numel(); ++i) out.set({i / 128, i / 32 % 4, i % 32}, bad);
+    write_safetensors(dir.path() / "v.safetensors", {{"out", out.view()}});
+    const CaseReport r = diff_case(golden_path, dir.path() / "v.safetensors", {});
+    const TensorReport& t = out_of(r);
+    CHECK_FALSE(t.passed);
+    // Named by where it is: nan-inf (NaN may be blamed on the golden's NaN-poisoned unused slots).
+    CHECK_MESSAGE((t.verdict.pattern == Pattern::nan_inf ||
+                   (std::isnan(bad) && t.verdict.pattern == Pattern::unused_slots)),
+                  t.verdict.detail);
+    CHECK(t.verdict.pattern != Pattern::matches_variant);
+  }
+  // The same golden: its correct output passes, and the zero points ignored is still named.
+  write_safetensors(dir.path() / "ok.safetensors", {{"out", g.find("v2.out")->view()}});
+  CHECK(diff_case(golden_path, dir.path() / "ok.safetensors", {}).passed());
+  const auto outputs = audit::vendor_outputs(audit::find_mutation("zero_point_ignored"), c, g);
+  NamedTensorViews views;
+  for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
+  write_safetensors(dir.path() / "zp.safetensors", views);
+  const TensorReport& zp = out_of(diff_case(golden_path, dir.path() / "zp.safetensors", {}));
+  CHECK_FALSE(zp.passed);
+  CHECK(zp.verdict.pattern == Pattern::matches_variant);
 }

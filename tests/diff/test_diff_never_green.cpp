@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "pao/core/error.hpp"
@@ -270,4 +271,138 @@ TEST_CASE("--shard auto: Slurm job arrays and Kubernetes Indexed Jobs") {
   CHECK_THROWS_WITH_AS(shard_from_environment(env({{"SLURM_ARRAY_TASK_ID", "0"}})),
                        doctest::Contains("neither SLURM_ARRAY_TASK_COUNT nor SLURM_ARRAY_TASK_MIN/MAX"),
                        Error);
+}
+
+// Issue 41: a vendor file with an extra tensor of a dtype pao does not read (I16, BOOL) failed its
+// case; a file that could not even be examined (a symlink loop) aborted the whole run; shards 0..3 of
+// 1000 over a four-case suite were read as complete.
+namespace {
+
+/// A safetensors file of `out` and extra tensors of other dtypes, its header written by hand (pao's
+/// writer writes only the dtypes pao reads). Each extra is {name, dtype, bytes}.
+void write_with_extras(const fs::path& path, const Tensor& out,
+                       const std::vector<std::tuple<std::string, std::string, std::size_t>>& extras) {
+  nlohmann::json header;
+  std::string data(reinterpret_cast<const char*>(out.bytes()), out.nbytes());
+  header["out"] = {{"dtype", "F16"}, {"shape", out.shape()}, {"data_offsets", {0, data.size()}}};
+  for (const auto& [name, dtype, bytes] : extras) {
+    header[name] = {
+        {"dtype", dtype}, {"shape", {bytes}}, {"data_offsets", {data.size(), data.size() + bytes}}};
+    if (dtype == "I16" || dtype == "U16") header[name]["shape"] = {bytes / 2};
+    if (dtype == "F4") header[name]["shape"] = {bytes * 2};  // two to a byte
+    data += std::string(bytes, '\1');
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::ofstream f(path, std::ios::binary);
+  const std::uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) f.put(static_cast<char>((n >> (8 * i)) & 0xFF));
+  f << text << data;
+}
+
+}  // namespace
+
+TEST_CASE("extra tensors of any dtype beside a correct out are ignored with a note") {
+  test::TempDir dir;
+  const cases::Case c = decode_case("x", 20);
+  const golden::GoldenTensors g = golden::make_golden(c);
+  write_safetensors(dir.path() / "x.safetensors", g.views(), g.metadata);
+  const Tensor& out = *g.find("v2.out");
+  const std::vector<std::vector<std::tuple<std::string, std::string, std::size_t>>> extras = {
+      {{"mask", "BOOL", 5}},
+      {{"idx", "I16", 8}},
+      {{"idx", "U16", 4}, {"flags", "BOOL", 3}, {"lut", "F8_E8M0", 2}, {"packed", "F4", 4}},
+      {{"idx", "I8", 4}},  // a dtype pao reads: ignored the same way
+  };
+  for (const auto& e : extras) {
+    INFO(std::get<0>(e.front()), " ", std::get<1>(e.front()));
+    write_with_extras(dir.path() / "v.safetensors", out, e);
+    const CaseReport r = diff_case(dir.path() / "x.safetensors", dir.path() / "v.safetensors", {});
+    CHECK(r.error.empty());
+    CHECK(r.passed());
+    CHECK(r.compared_count() == 1);
+    for (const auto& [name, dtype, bytes] : e) {
+      bool noted = false;
+      for (const auto& n : r.notes) noted = noted || n.starts_with("ignored '" + name + "'");
+      CHECK_MESSAGE(noted, name);
+    }
+  }
+  // Only a tensor that is read must have a dtype pao reads: an I16 `out` is refused, naming it.
+  {
+    nlohmann::json header;
+    header["out"] = {{"dtype", "I16"}, {"shape", out.shape()}, {"data_offsets", {0, out.nbytes()}}};
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');
+    std::ofstream f(dir.path() / "i16out.safetensors", std::ios::binary);
+    const std::uint64_t n = text.size();
+    for (int i = 0; i < 8; ++i) f.put(static_cast<char>((n >> (8 * i)) & 0xFF));
+    f << text << std::string(reinterpret_cast<const char*>(out.bytes()), out.nbytes());
+  }
+  CHECK_THROWS_WITH_AS(diff_case(dir.path() / "x.safetensors", dir.path() / "i16out.safetensors", {}),
+                       doctest::Contains("tensor 'out': unknown dtype: safetensors dtype 'I16'"), Error);
+}
+
+TEST_CASE("a vendor file that cannot be examined fails its case, not the run") {
+  test::TempDir dir;
+  const fs::path g = dir.path() / "g";
+  write_suite(g, four_cases());
+  for (const auto& c : four_cases()) write_vendor_out(dir.path() / "vendor", c);
+  fs::remove(dir.path() / "vendor" / "c1.safetensors");
+  fs::create_symlink("c1.safetensors", dir.path() / "vendor" / "c1.safetensors");  // a loop
+  fs::create_symlink("stray.safetensors", dir.path() / "vendor" / "stray.safetensors");
+  const DiffReport r = diff_paths(g, dir.path() / "vendor", {});
+  REQUIRE(r.cases.size() == 4);
+  CHECK(r.passed() == 3);
+  CHECK(r.cases[1].case_id == "c1");
+  CHECK(r.cases[1].error.find("c1.safetensors: cannot read: Too many levels of symbolic links") !=
+        std::string::npos);
+  bool stray = false;
+  for (const auto& n : r.notes)
+    stray = stray || n.find("stray.safetensors matches no golden case") != std::string::npos;
+  CHECK(stray);
+}
+
+TEST_CASE("shards read as one are complete only when every shard has its manifest") {
+  const auto all = four_cases();
+  SUBCASE("shards 0..3 of 1000 hold every case, and 996 shards never ran") {
+    test::TempDir dir;
+    const fs::path g = dir.path() / "g";
+    for (std::int32_t i = 0; i < 4; ++i)
+      write_suite(g, cases::select_shard(all, {i, 1000}), cases::Shard{i, 1000});
+    const golden::GoldenFolder folder = golden::list_goldens(g);
+    CHECK(folder.missing.empty());  // every case is there...
+    CHECK(folder.missing_shard_count == 996);
+    const std::string says = "incomplete: 996 of its 1000 shards have no manifest (shards 4-999)";
+    CHECK_THROWS_WITH_AS(golden::require_complete(folder), doctest::Contains(says.c_str()), Error);
+    CHECK_THROWS_WITH_AS(golden::require_complete(folder),
+                         doctest::Contains("its suite has 4 cases, so shards 4 and up hold none"), Error);
+    for (const auto& c : all) write_vendor_out(dir.path() / "vendor", c);
+    CHECK_THROWS_WITH_AS(diff_paths(g, dir.path() / "vendor", {}), doctest::Contains(says.c_str()), Error);
+    // --cases diffs a subset on purpose: the cases it selects are all there.
+    DiffOptions subset;
+    subset.cases_glob = "c*";
+    CHECK(diff_paths(g, dir.path() / "vendor", subset).passed() == 4);
+  }
+  SUBCASE("an empty shard's manifest counts: 6 shards of 4 cases, all run, are complete") {
+    test::TempDir dir;
+    const fs::path g = dir.path() / "g";
+    for (std::int32_t i = 0; i < 6; ++i) write_suite(g, cases::select_shard(all, {i, 6}), cases::Shard{i, 6});
+    golden::require_complete(golden::list_goldens(g));
+    fs::remove(g / "manifest-shard-5-of-6.json");  // a shard that holds no case, never run
+    const std::string message = [&] {
+      try {
+        golden::require_complete(golden::list_goldens(g));
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    }();
+    CHECK(message.find("1 of its 6 shards have no manifest (shards 5)") != std::string::npos);
+    CHECK(message.find("--shard 5/6") != std::string::npos);
+    CHECK(message.size() < 600);
+  }
+  CHECK(cases::shard_ranges_text(cases::missing_shard_ranges({0, 2, 3, 7}, 10)) == "1, 4-6, 8-9");
+  CHECK(cases::shard_ranges_text(cases::missing_shard_ranges({1}, 2000000000)) == "0, 2-1999999999");
+  CHECK(cases::shard_ranges_text({{0, 0}, {2, 2}, {4, 4}, {6, 6}, {8, 8}}) == "0, 2, 4, 6, ... (5 ranges)");
+  CHECK(cases::missing_shard_ranges({0, 1, 2}, 3).empty());
 }

@@ -225,3 +225,138 @@ TEST_CASE("f32 decode over fp8 with a scale of 4e-4: the half-rounded kernel out
     CHECK(r.kernel_bound_use > 0.01);  // the half rounding is visible in the margin
   }
 }
+
+// Issue 41: the flat metadata harnesses read (scale, kernel, sizes) edited in a golden without a
+// manifest passed "sound"; so did a u4 cache code of 200. Every kind's legitimate golden still passes.
+namespace {
+
+const char* kU4 = R"({"id": "u4", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+                      "kv_cache_dtype": "u4", "kv_layout": "nhd", "seq_lens": [40, 70], "seed": 5})";
+const char* kI8Prefix =
+    R"({"id": "i8p", "kernel": "prefix", "num_heads": 4, "num_kv_heads": 2, "head_size": 32,
+                            "dtype": "bf16", "kv_cache_dtype": "i8", "query_lens": [3, 5], "seq_lens": [20, 9]})";
+const char* kReshape = R"({"id": "rc", "kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 64,
+                           "seq_lens": [3, 20], "query_lens": [2, 7], "dtype": "f16", "kv_cache_dtype": "u8"})";
+const char* kFused = R"({"id": "wa", "kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2,
+                         "head_size": 32, "dtype": "f16", "query_lens": [1, 7], "seq_lens": [1, 40],
+                         "kv_cache_dtype": "fp8_e4m3", "k_scale": 0.5})";
+
+/// The golden of `json` in dir/<id>.safetensors, its flat metadata edited by `edit` (no manifest).
+template <class Edit>
+fs::path write_with_metadata(const fs::path& dir, const char* json, Edit edit) {
+  GoldenTensors g = make_golden(cases::parse_case(json, "metadata"));
+  edit(g.metadata);
+  const fs::path path = dir / (g.golden_case.id + ".safetensors");
+  write_safetensors(path, g.views(), g.metadata);
+  return path;
+}
+
+GoldenCheck verify_file(const fs::path& path) {
+  const GoldenFolder one = golden_of_one(path);
+  return verify_golden(one, one.cases.front(), false);
+}
+
+}  // namespace
+
+TEST_CASE("verify: the flat metadata harnesses read must be the case's, the format version pao's") {
+  test::TempDir dir;
+  SUBCASE("legitimate goldens of every kind, whole and with --outputs, safetensors and npy, pass") {
+    GoldenRunOptions o;
+    o.out_dir = dir.path() / "all";
+    o.suite = "kinds";
+    const std::vector<cases::Case> cases = {
+        cases::parse_case(kDecode, "v"),   cases::parse_case(kPrefix, "v"),  cases::parse_case(kU4, "v"),
+        cases::parse_case(kI8Prefix, "v"), cases::parse_case(kReshape, "v"), cases::parse_case(kFused, "v")};
+    REQUIRE(run_golden(cases, o).written == 6);
+    o.out_dir = dir.path() / "small";
+    o.outputs = parse_output_selection("v1,partials");
+    o.format = GoldenFormat::npy;
+    REQUIRE(run_golden(cases, o).written == 6);
+    for (const char* sub : {"all", "small"}) {
+      const GoldenFolder folder = list_goldens(dir.path() / sub);
+      for (const auto& ref : folder.cases) {
+        INFO(sub, " ", ref.id);
+        const GoldenCheck c = verify_golden(folder, ref, false);
+        CHECK(c.metadata_mismatches.empty());
+        CHECK_MESSAGE(c.ok(), c.error);
+      }
+    }
+  }
+  SUBCASE("each edited key is named with the case's value") {
+    const struct {
+      std::string key, value, says;
+    } edits[] = {
+        {"scale", "0.5", R"('scale' is "0.5", but the case gives "0.17677669")"},
+        {"kernel", "prefix", R"('kernel' is "prefix", but the case gives "decode")"},
+        {"k_scale", "2", R"('k_scale' is "2", but the case gives "1")"},
+        {"seq_lens", "150,0,231", R"('seq_lens' is "150,0,231", but the case gives "150,0,230")"},
+        {"num_blocks", "3", R"('num_blocks' is "3", but the caches hold)"},
+        {"outputs", "out", R"('outputs' is "out", but the file holds "out,out_exact,v1.out,)"},
+        {"format_version", "99", R"(format_version is "99": this pao writes and reads version 1)"},
+        {"sliding_window", std::string(500, '7'), "[...]\", but the case gives \"120\""},
+    };
+    for (const auto& e : edits) {
+      INFO(e.key);
+      const GoldenCheck c = verify_file(write_with_metadata(
+          dir.path(), kDecode, [&](SafetensorsMetadata& m) { m.insert_or_assign(e.key, e.value); }));
+      CHECK_FALSE(c.ok());
+      CHECK(c.invariants.ok());  // the tensors are sound: only the metadata says otherwise
+      REQUIRE(c.metadata_mismatches.size() == 1);
+      CHECK_MESSAGE(c.metadata_mismatches[0].find(e.says) != std::string::npos, c.metadata_mismatches[0]);
+      CHECK(c.metadata_mismatches[0].size() < 300);
+    }
+    const GoldenCheck removed = verify_file(
+        write_with_metadata(dir.path(), kDecode, [](SafetensorsMetadata& m) { m.erase("head_size"); }));
+    REQUIRE(removed.metadata_mismatches.size() == 1);
+    CHECK(removed.metadata_mismatches[0] == R"('head_size' is missing (the case gives "32"))");
+    // What pao itself does not compute from the case (its own version, keys it does not write) is free.
+    CHECK(verify_file(write_with_metadata(dir.path(), kDecode, [](SafetensorsMetadata& m) {
+            m.insert_or_assign("pao_version", "0.0.1");
+            m.insert_or_assign("vendor_note", "anything");
+          })).ok());
+  }
+}
+
+TEST_CASE("verify: an integer cache's codes must lie in its dtype's range, without --recompute") {
+  test::TempDir dir;
+  // `code` in a used slot: the first token of sequence 0 (block_tables[0, 0]), kv head 0, dim 0, of
+  // `cache` (a u4 cache holds one code per byte: a byte of 200 is no u4 code).
+  const auto with_code = [&](const char* json, const char* cache, double code) {
+    GoldenTensors g = make_golden(cases::parse_case(json, "codes"));
+    const std::int32_t block = g.find("block_tables")->view().i32_at({0, 0});
+    for (auto& [name, t] : g.tensors)
+      if (name == cache) t.set({block, 0, 0, 0}, code);
+    const fs::path path = dir.path() / (g.golden_case.id + ".safetensors");
+    write_safetensors(path, g.views(), g.metadata);
+    return invariants_of(path);
+  };
+  CHECK_FALSE(has_violation(with_code(kU4, "key_cache", 15), "key_cache", "codes"));  // a u4 code, if wrong
+  const InvariantReport r = with_code(kU4, "key_cache", 200);
+  REQUIRE(has_violation(r, "key_cache", "codes"));
+  for (const auto& v : r.violations)
+    if (v.tensor == "key_cache")
+      CHECK(
+          v.text() ==
+          "key_cache[" +
+              std::to_string(
+                  make_golden(cases::parse_case(kU4, "codes")).find("block_tables")->view().i32_at({0, 0})) +
+              ", 0, 0, 0]: codes: 1 code(s) outside [0, 15], the range of the case's u4 cache "
+              "(the first, 200, at this index)");
+  // reshape_and_cache: the cache before the write is checked too (and its write copies the code).
+  const char* u4_write = R"({"id": "rc4", "kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 32,
+                             "kv_layout": "hnd", "seq_lens": [20], "query_lens": [4], "dtype": "f16",
+                             "kv_cache_dtype": "u4"})";
+  CHECK(has_violation(with_code(u4_write, "key_cache_before", 16), "key_cache_before", "codes"));
+  // Written by pao, every code of every integer cache (and its poisoned unused slots) is in range.
+  for (const char* json : {kU4, kI8Prefix, kReshape, u4_write})
+    CHECK(invariants_of(write_edited(dir.path(), json, [](auto&, auto&) {})).ok());
+}
+
+TEST_CASE("verify: a folder with no golden is refused, never sound") {
+  test::TempDir dir;
+  CHECK_THROWS_WITH_AS(list_goldens(dir.path()), doctest::Contains("no manifest.json and no goldens in it"),
+                       Error);
+  // A vendor's outputs are not goldens either.
+  write_safetensors(dir.path() / "x.safetensors", {});
+  CHECK_THROWS_WITH_AS(list_goldens(dir.path()), doctest::Contains("no goldens in it"), Error);
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/golden/integrity.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/run.hpp"
@@ -102,6 +104,46 @@ TEST_CASE("a decode golden whose sequences are all empty: one partition, past ev
     for (double v : g.find(out)->to_f64()) CHECK(v == 0.0);
   // Its metadata reads back (max_seq_len 0 was refused, so such a golden could not be diffed).
   CHECK(parse_case(g.metadata.at("case"), "metadata") == c);
+}
+
+TEST_CASE("the memory estimate covers every field that sizes an allocation, before make_golden allocates") {
+  // Issue 41: padding_tokens, extra_table_columns and num_seqs were not in the estimate, so pao
+  // golden ran into std::bad_alloc after minutes and GBs.
+  const auto largest = [](const Case& c) {
+    const auto terms = estimated_memory_terms(c);
+    return std::max_element(terms.begin(), terms.end(), [](auto& a, auto& b) { return a.bytes < b.bytes; })
+        ->field;
+  };
+  const Case padding = parse_case(R"({"kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 32,
+      "dtype": "f16", "seq_lens": [20], "query_lens": [8], "padding_tokens": 2000000000})",
+                                  "t.json");
+  CHECK(largest(padding) == "padding_tokens");
+  CHECK(estimated_peak_memory(padding) > 2 * 2e9 * 2 * 64 * 2);  // key and value rows, twice over
+  const Case columns = parse_case(R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+      "extra_table_columns": 2147483647, "seq_lens": [17]})",
+                                  "t.json");
+  CHECK(largest(columns) == "extra_table_columns");
+  CHECK(estimated_peak_memory(columns) > 2 * 2147483647.0 * 4);
+  // Far more sequences than the int32 arithmetic of the pool holds: estimated in doubles.
+  Case many = parse_case(R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+      "seq_lens": [17]})",
+                         "t.json");
+  many.seq_lens.assign(3000000, 1000000000);
+  many.num_seqs = 3000000;
+  CHECK(estimated_peak_memory(many) > 3e6 * 1e9 * 2 * 64 * 2);
+
+  set_memory_limit("1G");
+  for (const auto& [c, field] : {std::pair{&padding, "padding_tokens"}, {&columns, "extra_table_columns"}}) {
+    INFO(c->id);
+    CHECK_THROWS_WITH_AS(make_golden(*c),
+                         doctest::Contains(("sized by its field '" + std::string(field) + "'").c_str()),
+                         Error);
+    CHECK_THROWS_WITH_AS(make_golden(*c), doctest::Contains(("lower its " + std::string(field)).c_str()),
+                         Error);
+  }
+  set_memory_limit("");
+  // An ordinary case is estimated at what it was, and built.
+  CHECK(make_golden(tiny()).find("out") != nullptr);
 }
 
 TEST_CASE("a prefix golden holds key, value, query_start_loc and prefix.out") {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -117,4 +118,26 @@ TEST_CASE("atomic file: I/O failures are pao::Error naming the path, and leave n
   CHECK_THROWS_AS(pao::write_file_atomically(is_dir, as_bytes(std::string("x"))), pao::Error);
   CHECK(dir.files().size() == 1);
   CHECK(fs::is_directory(is_dir));
+}
+
+TEST_CASE("atomic file: a failed step says what the system said, read after the call (not 'Success')") {
+  TempDir dir;
+  const auto is_dir = dir.path() / "sub";
+  fs::create_directories(is_dir / "inner");  // not empty: rename(2) over it fails (EISDIR / ENOTEMPTY)
+  try {
+    pao::write_file_atomically(is_dir, as_bytes(std::string("x")));
+    FAIL("expected an error");
+  } catch (const pao::Error& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("cannot rename the temporary file into place: ") != std::string::npos);
+    CHECK(what.find("Success") == std::string::npos);
+    CHECK(what.find("Is a directory") != std::string::npos);
+  }
+}
+
+TEST_CASE("atomic file: one exit status for a run stopped on purpose: 130 for SIGINT and SIGTERM") {
+  CHECK(pao::interrupted_exit_status(SIGINT) == 130);
+  CHECK(pao::interrupted_exit_status(SIGTERM) == 130);
+  CHECK(pao::interrupted_exit_status(SIGHUP) == 128 + SIGHUP);
 }

@@ -53,13 +53,42 @@ TEST_CASE("sim calibrate: CSV errors name the line and the column") {
   CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs,bogus\n", "m.csv"),
                        doctest::Contains("unknown column 'bogus'"), pao::Error);
   CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,-5\n", "m.csv"),
-                       doctest::Contains("must be positive"), pao::Error);
+                       doctest::Contains("m.csv:2: time_us = -5: must be a time in"), pao::Error);
   CHECK_THROWS_WITH_AS(parse_measurements(head, "m.csv"), doctest::Contains("no measurements"), pao::Error);
   const auto rows =
       parse_measurements("# c\n" + head + "v1,2,8,128,100,5.5\r\nv2:1024,2,8,128,100,6\n", "m.csv");
   REQUIRE(rows.size() == 2);
   CHECK(rows[1].kernel.partition_size == 1024);
   CHECK(rows[0].group == rows[1].group);
+}
+
+TEST_CASE("sim calibrate: CSV values out of their range are refused at their line and column (issue 41)") {
+  const std::string head = "kernel,num_seqs,num_heads,head_size,seq_len,time_us\n";
+  // A subnormal time made every relative error infinite (validate: "MAPE inf%") and the fit NaN.
+  for (const char* time : {"1e-320", "0", "1e-9", "1e300"})
+    CHECK_THROWS_WITH_AS(
+        parse_measurements(head + "v1,1,8,128,100," + time + "\n", "m.csv"),
+        doctest::Contains(("m.csv:2: time_us = " + std::string(time) + ": must be a time in").c_str()),
+        pao::Error);
+  // Each integer column says its range, not "is not an integer".
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,3000000000,10\n", "m.csv"),
+                       doctest::Contains("m.csv:2: seq_len = 3000000000: out of range [0, 2147483647]"),
+                       pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,0,8,128,100,10\n", "m.csv"),
+                       doctest::Contains("m.csv:2: num_seqs = 0: out of range [1, 1000000]"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,-8,128,100,10\n", "m.csv"),
+                       doctest::Contains("m.csv:2: num_heads = -8: out of range"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,1.5,10\n", "m.csv"),
+                       doctest::Contains("m.csv:2: seq_len: '1.5' is not an integer"), pao::Error);
+  // In range, but no GPU holds its K/V cache, or too many CTAs to simulate at every step of a fit.
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,2000000000,10\n", "m.csv"),
+                       doctest::Contains("m.csv:2: seq_len = 2000000000"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,2000000000,10\n", "m.csv"),
+                       doctest::Contains("K/V cache"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,num_seqs,num_heads,num_kv_heads,head_size,seq_len,time_us\n"
+                                          "v1,1000000,65536,1,32,1,10\n",
+                                          "m.csv"),
+                       doctest::Contains("CTAs"), pao::Error);
 }
 
 TEST_CASE("sim calibrate: recovers known parameters from synthetic measurements") {

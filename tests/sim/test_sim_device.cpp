@@ -89,7 +89,7 @@ TEST_CASE("sim device: bad descriptors name the field and the rule") {
         })).find("exceeds dram_peak_gbps") != std::string::npos);
   CHECK(error_of(edited([](nlohmann::json& j) { j["extra"] = 1; })).find("unknown top-level key 'extra'") !=
         std::string::npos);
-  CHECK(error_of("{\"name\": \"x\", ").find("not valid JSON") != std::string::npos);
+  CHECK(error_of("{\"name\": \"x\", ").find("invalid JSON") != std::string::npos);
   CHECK(error_of("[1, 2]").find("must be a JSON object") != std::string::npos);
 }
 

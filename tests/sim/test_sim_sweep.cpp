@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/sim/engine/chrome_trace.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/device.hpp"
@@ -30,6 +31,23 @@ TEST_CASE("sim sweep: axis specs") {
   CHECK_THROWS_WITH_AS(parse_axis("seqlen=1,2"), doctest::Contains("unknown axis"), pao::Error);
   CHECK_THROWS_WITH_AS(parse_axis("seq-len=1:10:*2"), doctest::Contains("xFACTOR"), pao::Error);
   CHECK_THROWS_WITH_AS(parse_axis("seq-len"), doctest::Contains("NAME=LIST"), pao::Error);
+}
+
+TEST_CASE("sim sweep: axis values out of range are refused before the sweep (issue 41)") {
+  for (const char* spec :
+       {"seq-len=nan", "num_sms=nan", "seq-len=1,inf", "seq-len=1:inf:+1", "seq-len=1:nan:x2"})
+    CHECK_THROWS_WITH_AS(parse_axis(spec), doctest::Contains("is not a finite number"), pao::Error);
+  for (const char* spec : {"seq-len=-5,10", "num-heads=0", "block-size=1:4:+0.5", "num-seqs=1.5"})
+    CHECK_THROWS_WITH_AS(parse_axis(spec), doctest::Contains("must be an integer in"), pao::Error);
+  CHECK(parse_axis("seq-len=0,1").values == std::vector<double>{0, 1});  // an empty sequence is a length
+  CHECK(parse_axis("regs=0,64").values == std::vector<double>{0, 64});   // 0: the model's default
+  // A range of 1e18 values stops at the limit instead of generating them all.
+  CHECK_THROWS_WITH_AS(parse_axis("seq-len=1:1e18:+1"), doctest::Contains("1..100000 values"), pao::Error);
+  // The per-sequence lengths of every point, checked before any is built.
+  pao::set_memory_limit("1M");
+  CHECK_THROWS_WITH_AS(parse_axis("num-seqs=1,2000000000"), doctest::Contains("--axis num-seqs = 2000000000"),
+                       pao::Error);
+  pao::set_memory_limit("");
 }
 
 TEST_CASE("sim sweep: V1 against V2 on the BI-V100 crosses over once") {

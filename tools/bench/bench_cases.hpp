@@ -22,6 +22,10 @@ struct BenchCase {
   std::shared_ptr<void> inputs;  // keeps the case's tensors alive
 };
 
+/// Throws pao::Error for a case pao-bench cannot time: a kind without attention (reshape_and_cache,
+/// write_and_attend), or tensors above the memory limit (pao/golden/tensors.hpp).
+void require_benchable(const cases::Case& c);
+
 /// Builds the case's tensors. Throws pao::Error for a case the kernels reject.
 BenchCase make_bench_case(const cases::Case& c);
 

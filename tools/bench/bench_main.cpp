@@ -11,11 +11,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "bench_cases.hpp"
+#include "cli_parse.hpp"
 #include "machine_limits.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
@@ -48,6 +50,9 @@ nlohmann::json to_json(const Result& r) {
           {"f16_rounding_bound_fraction", r.f16_bound_s > 0 ? r.f16_bound_s / r.seconds : 0.0}};
 }
 
+int run(const std::vector<std::string>& cases, const std::vector<std::string>& case_files,
+        const std::string& json_path, int repeats);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,11 +74,28 @@ int main(int argc, char** argv) {
   app.add_option("--case", case_files, "also run this case JSON (repeatable)")->check(CLI::ExistingFile);
   app.add_option("--json", json_path, "also write the results as JSON to this file");
   app.add_option("--repeats", repeats, "runs per case and precision; the fastest counts")
+      ->check(pao::cli::finite_range(1, 1e6))
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-
-  std::vector<pao::cases::Case> selected;
+  if (const auto status = pao::cli::parse_command_line(app, argc, argv)) return *status;
   try {
+    return run(cases, case_files, json_path, repeats);
+  } catch (const pao::Error& e) {
+    std::fprintf(stderr, "pao-bench: error: %s\n", e.what());
+    return pao::cli::kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "pao-bench: error: out of memory: an allocation failed (the machine's memory, its cgroup or "
+                 "ulimit -v); run smaller cases\n");
+    return pao::cli::kExitBadInput;
+  }
+}
+
+namespace {
+
+int run(const std::vector<std::string>& cases, const std::vector<std::string>& case_files,
+        const std::string& json_path, int repeats) {
+  std::vector<pao::cases::Case> selected;
+  {
     const auto suite =
         pao::cases::expand_suite(pao::cases::find_suite("bench", pao::cases::cases_dir()), true);
     for (const auto& id : cases) {
@@ -84,9 +106,8 @@ int main(int argc, char** argv) {
       selected.push_back(*it);
     }
     for (const auto& f : case_files) selected.push_back(pao::cases::load_case_file(f));
-  } catch (const pao::Error& e) {
-    std::fprintf(stderr, "pao-bench: %s\n", e.what());
-    return 2;
+    // Every case is checked before the machine's limits are measured (seconds) or anything allocated.
+    for (const auto& c : selected) pao::bench::require_benchable(c);
   }
 
   std::printf("measuring machine limits (%d threads) ...\n", omp_get_max_threads());
@@ -141,3 +162,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

@@ -2,13 +2,17 @@
 // representative launches (events = dispatches, starts of streaming, completions; each CTA makes
 // up to three), one of them timed with its launch building as `pao sim run` does it, and the wall
 // time of a 10,000-configuration sweep on 2 cores. Ratios and rates, never pass/fail.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "cli_parse.hpp"
+#include "pao/core/error.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/device.hpp"
 #include "pao/sim/model/kernel_model.hpp"
@@ -30,10 +34,8 @@ struct EngineCase {
   bool with_build = false;  // the time includes build_launches() (plan and per-CTA work)
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+/// Both parts of the benchmark; the tables on stdout.
+int run_benchmarks(bool quick) {
   std::printf("pao-sim-bench%s\n\n1. engine speed, one core (launch building excluded unless incl. build)\n",
               quick ? " (quick)" : "");
   std::printf("%-10s %-8s %-34s %9s %10s %8s %12s %12s\n", "device", "kernel", "workload", "CTAs", "events",
@@ -111,4 +113,24 @@ int main(int argc, char** argv) {
   // free cores would take.
   std::printf("   %.2f s CPU over both threads (%.0f%% of 2 cores while it ran)\n", cpu, 100 * cpu / (2 * s));
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "pao-sim-bench: the simulator's speed: CTA events per second on one core for a few launches, and the "
+      "wall time of a 10,000-configuration sweep on 2 cores (rates, never pass/fail; a few minutes)",
+      "pao-sim-bench"};
+  bool quick = false;
+  app.add_flag("--quick", quick, "smaller launches and a shorter sweep (seconds; the CI smoke run)");
+  if (const auto status = pao::cli::parse_command_line(app, argc, argv)) return *status;
+  try {
+    return run_benchmarks(quick);
+  } catch (const pao::Error& e) {
+    std::fprintf(stderr, "pao-sim-bench: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "pao-sim-bench: error: out of memory: an allocation failed\n");
+  }
+  return pao::cli::kExitBadInput;
 }

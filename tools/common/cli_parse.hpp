@@ -7,7 +7,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -18,6 +20,34 @@ inline constexpr int kExitNegative = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitCudaError = 3;
 inline constexpr int kExitNoDevice = 77;
+
+/// A numeric option's range check: the value must be a finite number in [lo, hi] (or [lo, hi) with
+/// `hi_open`; hi = HUGE_VAL: no upper bound). CLI::Range lets NaN through (every comparison with NaN
+/// is false) and inf past an infinite bound; this one does not, and names the option and its rule:
+/// "--margin: 'nan' is not a finite number (must be in [0, 1))", "--repeats: '0' must be >= 1".
+/// Integer options take it too (the text is read as a number first).
+inline CLI::Validator finite_range(double lo, double hi, bool hi_open = false) {
+  const auto text_of = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return std::string(buf);
+  };
+  const std::string rule = std::isinf(hi) ? ">= " + text_of(lo)
+                                          : "in [" + text_of(lo) + ", " + text_of(hi) + (hi_open ? ")" : "]");
+  return CLI::Validator(
+      [lo, hi, hi_open, rule](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == text.c_str() || *end != '\0') return "'" + text + "' is not a number";
+        if (!std::isfinite(v)) return "'" + text + "' is not a finite number (must be " + rule + ")";
+        if (v >= lo && (hi_open ? v < hi : v <= hi)) return {};
+        return "'" + text + "' must be " + rule;
+      },
+      rule);
+}
+
+/// finite_range without an upper bound: "--num-seqs: '0' must be >= 1".
+inline CLI::Validator at_least(double lo) { return finite_range(lo, HUGE_VAL); }
 
 /// The command as the user typed it, down to the subcommand being parsed ("pao sim run").
 inline std::string command_path(const CLI::App& app) {

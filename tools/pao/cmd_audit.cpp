@@ -1,7 +1,7 @@
 // `pao audit --suite S`: runs every mutation of the library (bugs and legitimate implementations,
 // all computed for real) over a suite and prints the detection matrix of `pao diff`: mutation x
 // dtype class -> caught (bugs) or passed (legitimate) / cases it applies to. Exit 0: every bug caught
-// and every legitimate variation passed; 1: a miss; 2: bad input.
+// and every legitimate variation passed; 1: a miss, or nothing audited; 2: bad input.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +15,7 @@
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
 #include "pao/io/atomic_file.hpp"
+#include "pao/io/output_path.hpp"
 
 namespace pao::cli {
 
@@ -45,7 +46,8 @@ int run_audit(int argc, char** argv) {
       "legitimate variations passed / cases. A mutation that cannot change a case is not counted.\n"
       "The cause column: for each caught bug, how often the cause pao diff names for the case (the\n"
       "most telling pattern: line) is the bug's, over the cases whose structure shows one.\n"
-      "Exit status: 0 every bug caught and every legitimate variation passed, 1 a miss, 2 bad input.\n\n"
+      "Exit status: 0 every bug caught and every legitimate variation passed, 1 a miss or nothing audited\n"
+      "(no mutation applied to any case, or one named by --mutations applied to none), 2 bad input.\n\n"
       "mutations:\n" +
           mutation_list +
           "\nexamples:\n"
@@ -73,8 +75,13 @@ int run_audit(int argc, char** argv) {
   options.out_only = out_only;
   for (const auto& name : options.mutations) audit::find_mutation(name);  // bad names fail before any work
   for (const auto& p : policies) options.diff.overrides.push_back(diff::parse_policy_override(p));
-  const std::vector<cases::Case> cases =
-      cases::expand_suite(cases::find_suite(suite, cases::cases_dir()), full);
+  const fs::path suite_file = cases::find_suite(suite, cases::cases_dir());
+  for (const auto& [option, path] : {std::pair{"--json", json_path}, {"--svg", svg_path}})
+    refuse_output_over_input(option, path, {{"--suite", suite_file}, {"--scratch", scratch}});
+  refuse_output_over_input("--scratch", scratch, {{"--suite", suite_file}});
+  const std::vector<cases::Case> cases = cases::expand_suite(suite_file, full);
+  require(!cases.empty(), "--suite ", suite,
+          ": selects no case (its exclude rules remove every case of its grids): nothing to audit");
   options.scratch = scratch.empty() ? fs::temp_directory_path() / ("pao-audit-" + std::to_string(::getpid()))
                                     : fs::path(scratch);
   const bool remove_scratch = scratch.empty();
@@ -109,12 +116,17 @@ int run_audit(int argc, char** argv) {
     std::printf("\ncaught, another cause named (%zu):\n", matrix.unnamed.size());
     for (const auto& u : matrix.unnamed) std::printf("  %s\n", u.c_str());
   }
-  if (matrix.clean()) {
+  // Nothing audited is never a pass (as pao diff on nothing compared): a CI job must not go green.
+  const std::vector<std::string> nothing = audit::audited_nothing(audits, cases.size(), options.mutations);
+  for (const auto& line : nothing) std::printf("\n%s\n", line.c_str());
+  if (matrix.clean() && nothing.empty()) {
     std::printf("\nevery bug caught, every legitimate variation passed\n");
     return 0;
   }
-  std::printf("\n%zu miss(es):\n", matrix.misses.size());
-  for (const auto& m : matrix.misses) std::printf("  %s\n", m.c_str());
+  if (!matrix.misses.empty()) {
+    std::printf("\n%zu miss(es):\n", matrix.misses.size());
+    for (const auto& m : matrix.misses) std::printf("  %s\n", m.c_str());
+  }
   return 1;
 }
 

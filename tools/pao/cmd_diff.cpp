@@ -8,6 +8,7 @@
 #include "pao/core/error.hpp"
 #include "pao/diff/report.hpp"
 #include "pao/io/atomic_file.hpp"
+#include "pao/io/output_path.hpp"
 
 namespace pao::cli {
 
@@ -57,8 +58,10 @@ int run_diff(int argc, char** argv) {
   app.add_flag("--reduce", reduce,
                "also run the oracle's V2 reduce on ACTUAL's partials: tells a partial-kernel bug from a "
                "reduce-kernel bug");
-  app.add_option("--json", json_path, "write the report as JSON to FILE");
-  app.add_option("--junit", junit_path, "write the report as JUnit XML to FILE");
+  app.add_option("--json", json_path,
+                 "write the report as JSON to FILE (not GOLDEN, ACTUAL, nor inside them)");
+  app.add_option("--junit", junit_path,
+                 "write the report as JUnit XML to FILE (not GOLDEN, ACTUAL, nor inside them)");
   app.add_option(
       "--policy", policies,
       "NAME:key=value[,...] per tensor (NAME or *): rule=flash|elementwise|nmse, k, floor, atol, rtol, nmse");
@@ -79,6 +82,8 @@ int run_diff(int argc, char** argv) {
       ->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
+  for (const auto& [option, path] : {std::pair{"--json", json_path}, {"--junit", junit_path}})
+    refuse_output_over_input(option, path, {{"GOLDEN", golden}, {"ACTUAL", actual, false}});
   diff::DiffOptions options;
   options.reduce = reduce;
   options.allow_dtype_mismatch = allow_dtype_mismatch;

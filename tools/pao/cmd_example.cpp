@@ -39,7 +39,9 @@ int run_example(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--dtype", dtype, "query/out dtype: f32, f16, bf16")->capture_default_str();
   app.add_option("--kv-cache-dtype", cache, "auto (= dtype), fp8_e4m3 or fp8_e5m2")->capture_default_str();
-  app.add_option("--seed", seed, "seed of the case's values")->capture_default_str();
+  app.add_option("--seed", seed, "seed of the case's values")
+      ->check(finite_range(0, 18446744073709551615.0))
+      ->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   // Every option is checked before anything is printed or computed.

@@ -15,6 +15,7 @@
 #include "pao/core/memory.hpp"
 #include "pao/golden/run.hpp"
 #include "pao/io/atomic_file.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::cli {
@@ -158,6 +159,11 @@ int run_golden(int argc, char** argv) {
     return 0;
   }
   require(!out_dir.empty(), "--out DIR is required");
+  // Neither the folder nor the manifest written into it may be a case or suite file this run reads.
+  for (const fs::path& written : {fs::path(out_dir), fs::path(out_dir) / "manifest.json"}) {
+    refuse_output_over_input("--out", written, {{"--suite", suite_file}});
+    for (const auto& f : case_files) refuse_output_over_input("--out", written, {{"--case", f}});
+  }
   // Before anything is allocated: a case too large for this machine is refused, not a bad_alloc.
   set_memory_limit(memory_limit_text);
   {
@@ -167,12 +173,7 @@ int run_golden(int argc, char** argv) {
     double peak = 0;
     for (const auto& c : cases)
       if (const double b = golden::estimated_peak_memory(c); b > peak) peak = b, largest = &c;
-    if (largest)
-      require_memory(
-          "case " + largest->id +
-              (concurrent > 1 ? " (times --jobs " + std::to_string(concurrent) + ")" : ""),
-          peak * concurrent,
-          "shorten its seq_lens (or num_blocks)" + std::string(concurrent > 1 ? ", lower --jobs" : ""));
+    if (largest) golden::require_golden_memory(*largest, concurrent);
   }
   const golden::OutputSelection outputs = golden::parse_output_selection(outputs_text);
 

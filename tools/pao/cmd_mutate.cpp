@@ -1,6 +1,8 @@
 // `pao mutate`: turns goldens into "vendor outputs" — correct ones, or ones with a bug of the
 // mutation library (computed for real by an independent kernel with that bug) — so that a harness,
 // a CI job or a newcomer can see what `pao diff` says about a correct kernel and a broken one.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "pao/core/error.hpp"
 #include "pao/golden/folder.hpp"
 #include "pao/golden/reader.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 
@@ -22,17 +25,67 @@ namespace fs = std::filesystem;
 namespace {
 
 /// The oracle's own outputs of the kind's vendor kernel under a vendor's names (V2's out and
-/// partials, prefix.out, the written caches): a correct vendor.
+/// partials, prefix.out, the written caches; an integer cache's scales and zero points only with an
+/// integer cache): a correct vendor. Outputs a golden written with --outputs left out are computed
+/// from its inputs, as pao diff does.
 std::vector<std::pair<std::string, Tensor>> oracle_vendor(const golden::GoldenTensors& g) {
   const kinds::KernelKind& kind = kinds::kind_of(g.golden_case);
-  std::vector<std::pair<std::string, Tensor>> r;
+  std::vector<std::string> names, missing;
   for (const auto& name : kind.traits().vendor_outputs) {
+    if (!kinds::golden_tensor_applies(g.golden_case, name)) continue;
+    names.emplace_back(name);
+    if (!g.find(name)) missing.emplace_back(name);
+  }
+  std::vector<std::pair<std::string, Tensor>> computed;
+  if (!missing.empty()) computed = kind.compute_outputs(g, missing);
+  std::vector<std::pair<std::string, Tensor>> r;
+  for (const auto& name : names) {
     const Tensor* t = g.find(name);
-    require(t != nullptr, "pao mutate: the golden of ", g.golden_case.id, " has no ", name);
+    for (const auto& [n, c] : computed)
+      if (!t && n == name) t = &c;
+    require(t != nullptr, "the golden of ", g.golden_case.id, " has no ", name);
     r.emplace_back(kinds::vendor_name(*kind.output(name)), Tensor::copy_of(t->view()));
   }
   return r;
 }
+
+/// The folder OUT is built in: a new temporary beside it, renamed into place (or its files moved
+/// into an existing OUT) only once every case is written, so that an error leaves OUT as it was.
+/// Named as remove_stale_temporaries (pao/io/atomic_file.hpp) recognises what a killed run left.
+class StagingFolder {
+ public:
+  explicit StagingFolder(const fs::path& out) : out_(out) {
+    const fs::path parent = out_.parent_path();
+    fs::create_directories(parent);
+    path_ = parent / ("." + out_.filename().string() + ".pao-tmp-" + std::to_string(::getpid()) + "-0");
+    fs::remove_all(path_);
+    fs::create_directory(path_);
+  }
+  ~StagingFolder() {
+    std::error_code ec;
+    if (!published_) fs::remove_all(path_, ec);
+  }
+  StagingFolder(const StagingFolder&) = delete;
+  StagingFolder& operator=(const StagingFolder&) = delete;
+
+  const fs::path& path() const { return path_; }
+
+  void publish() {
+    if (!fs::exists(out_)) {
+      fs::rename(path_, out_);
+    } else {
+      require(fs::is_directory(out_), out_.string(), ": not a folder");
+      for (const auto& entry : fs::directory_iterator(path_))
+        fs::rename(entry.path(), out_ / entry.path().filename());
+      fs::remove(path_);
+    }
+    published_ = true;
+  }
+
+ private:
+  fs::path out_, path_;
+  bool published_ = false;
+};
 
 }  // namespace
 
@@ -40,10 +93,12 @@ int run_mutate(int argc, char** argv) {
   const std::string bugs = audit::mutation_table();
   CLI::App app{
       "Writes vendor-style outputs for every golden of a folder, under vLLM's names (decode: out, tmp_out,\n"
-      "max_logits, exp_sums; prefix: out): the oracle's own kernel precision (--bug none), or a kernel with\n"
-      "one bug of the mutation library, computed for real. A bug that cannot change a case (e.g. a V2\n"
-      "reduce bug on a case with one partition) is not planted there: that case gets the bug-free\n"
-      "independent kernel, and the command says so.\n\n"
+      "max_logits, exp_sums; prefix: out; write_and_attend: out and the written caches; reshape_and_cache:\n"
+      "the caches): the oracle's own kernel precision (--bug none), or a kernel with one bug of the\n"
+      "mutation library, computed for real (the caches then as the golden's: the bugs are attention's).\n"
+      "A bug that cannot change a case (e.g. a V2 reduce bug on a case with one partition) is not planted\n"
+      "there: that case gets the bug-free independent kernel, and the command says so. OUT gets its files\n"
+      "only once every case is written (an error leaves it as it was); it may not be GOLDEN or inside it.\n\n"
       "mutations (--bug):\n  none                          the oracle's kernel-precision outputs\n" +
           bugs +
           "\nexample:  pao mutate out/golden out/broken --bug window_plus_one && pao diff out/golden "
@@ -55,8 +110,11 @@ int run_mutate(int argc, char** argv) {
   app.add_option("--bug", bug, "a mutation name, or none")->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   const audit::Mutation* mutation = bug == "none" ? nullptr : &audit::find_mutation(bug);
+  refuse_output_over_input("OUT", out_dir, {{"GOLDEN", golden_dir}});
   const golden::GoldenFolder folder = golden::list_goldens(golden_dir);
-  fs::create_directories(out_dir);
+  fs::path out = fs::absolute(out_dir).lexically_normal();
+  if (!out.has_filename()) out = out.parent_path();
+  StagingFolder staging(out);
   int planted = 0, clean = 0;
   for (const auto& ref : folder.cases) {
     const golden::GoldenTensors g = golden::read_golden(golden::TensorFile::open(ref.path));
@@ -75,10 +133,12 @@ int run_mutate(int argc, char** argv) {
       outputs = audit::vendor_outputs(*mutation, g.golden_case, g);
       ++planted;
     }
+    audit::add_written_caches(g.golden_case, g, outputs);
     NamedTensorViews views;
     for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
-    write_safetensors(fs::path(out_dir) / (ref.id + ".safetensors"), views);
+    write_safetensors(staging.path() / (ref.id + ".safetensors"), views);
   }
+  staging.publish();
   if (mutation)
     std::printf("pao mutate: %s planted in %d of %zu cases (written to %s)\n", bug.c_str(), planted,
                 folder.cases.size(), out_dir.c_str());

@@ -6,7 +6,10 @@
 #include <functional>
 #include <memory>
 
+#include "cli_parse.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/sim/engine/report.hpp"
 #include "pao/sim/studies/advise.hpp"
 #include "pao/sim/studies/svg.hpp"
@@ -46,12 +49,23 @@ void print_score(const sim::RuleScore& s) {
 }
 
 int execute(const AdviseOptions& o) {
+  for (const auto& [option, path] : {std::pair{"--svg", o.svg_file}, {"--rule-json", o.rule_json}})
+    refuse_output_over_input(option, path, {{"--device", o.device.device}});
   const sim::Device device = o.device.load();
   sim::AdviseGrid g;
-  g.num_seqs = sim::parse_int_list(o.num_seqs, "--num-seqs");
-  g.num_heads = sim::parse_int_list(o.num_heads, "--num-heads");
-  g.max_seq_lens = sim::parse_int_list(o.max_seq_lens, "--max-seq-lens");
-  g.partitions = sim::parse_int_list(o.partitions, "--partitions");
+  // Every grid value at least 1, checked here: the grid's cells are simulated on threads.
+  const auto positive_list = [](const std::string& text, const char* option) {
+    std::vector<std::int32_t> values = sim::parse_int_list(text, option);
+    for (const auto v : values) require(v >= 1, option, " ", v, ": every value must be >= 1");
+    return values;
+  };
+  g.num_seqs = positive_list(o.num_seqs, "--num-seqs");
+  g.num_heads = positive_list(o.num_heads, "--num-heads");
+  g.max_seq_lens = positive_list(o.max_seq_lens, "--max-seq-lens");
+  g.partitions = positive_list(o.partitions, "--partitions");
+  for (const auto n : g.num_seqs)  // every cell builds its lengths
+    require_memory("--num-seqs " + std::to_string(n) + " (the per-sequence lengths of a cell)", 32.0 * n,
+                   "lower --num-seqs");
   g.gqa_group = o.gqa;
   g.base.head_size = o.head_size;
   g.base.block_size = o.block_size;
@@ -154,18 +168,23 @@ void add_advise(CLI::App& sim, Action& action) {
   cmd->add_option("--max-seq-lens", opts->max_seq_lens, "grid: max_seq_len (every sequence this long)")
       ->capture_default_str();
   cmd->add_option("--partitions", opts->partitions, "V2 partition sizes to consider")->capture_default_str();
-  cmd->add_option("--gqa", opts->gqa, "query heads per KV head")->capture_default_str();
-  cmd->add_option("--head-size", opts->head_size, "head size")->capture_default_str();
-  cmd->add_option("--block-size", opts->block_size, "tokens per KV-cache block")->capture_default_str();
+  const auto at_least_1 = cli::at_least(1);
+  cmd->add_option("--gqa", opts->gqa, "query heads per KV head")->check(at_least_1)->capture_default_str();
+  cmd->add_option("--head-size", opts->head_size, "head size")->check(at_least_1)->capture_default_str();
+  cmd->add_option("--block-size", opts->block_size, "tokens per KV-cache block")
+      ->check(at_least_1)
+      ->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "activation dtype")->capture_default_str();
   cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype,
                   "KV cache dtype (auto, fp8, fp8_e4m3, fp8_e5m2, u8, i8, u4)")
       ->capture_default_str();
   cmd->add_option("--threads", opts->kernel_options.flags.threads_per_cta, "threads per decode CTA")
+      ->check(at_least_1)
       ->capture_default_str();
   cmd->add_option("--svg", opts->svg_file, "write a heat map of the best kernel per cell");
   cmd->add_option("--rule-json", opts->rule_json, "write the advised rule as JSON for a serving engine");
-  cmd->add_option("--jobs,-j", opts->jobs, "threads (results do not depend on it)");
+  cmd->add_option("--jobs,-j", opts->jobs, "threads; 0: all cores (results do not depend on it)")
+      ->check(cli::finite_range(0, 4096));
   cmd->footer(
       "\nexamples:\n"
       "  pao sim advise --device bi-v100 --svg advice.svg --rule-json advice.json\n"

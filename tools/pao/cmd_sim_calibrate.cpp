@@ -4,7 +4,9 @@
 #include <functional>
 #include <memory>
 
+#include "cli_parse.hpp"
 #include "pao/core/error.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/sim/studies/calibrate.hpp"
 #include "pao/sim/studies/svg.hpp"
 #include "sim_options.hpp"
@@ -33,6 +35,10 @@ void print_report(const char* what, const sim::ErrorReport& r) {
 }
 
 int execute(const CalibrateOptions& o) {
+  std::vector<InputPath> inputs{{"--device", o.device.device}};
+  for (const auto& m : o.fit.measurements) inputs.push_back({"--measurements", m});
+  refuse_output_over_input("--out", o.out_file, inputs);
+  refuse_output_over_input("--synthesize", o.synthesize, {{"--device", o.device.device}});
   const sim::Device device = o.device.load();
   if (!o.synthesize.empty()) {
     sim::write_text_file(o.synthesize, sim::synthesize_measurements_csv(device, o.noise, o.seed));
@@ -89,13 +95,18 @@ void add_calibrate(CLI::App& sim, Action& action) {
   opts->fit.add_to(*cmd, "print the fit and its error reports as JSON instead of text", "");
   cmd->add_option("--out,-o", opts->out_file, "write the calibrated descriptor (JSON) here");
   cmd->add_option("--holdout", opts->holdout, "fraction of workload groups held out for the error report")
+      ->check(cli::finite_range(0, 1, true))
       ->capture_default_str();
   cmd->add_option(
       "--synthesize", opts->synthesize,
       "instead: write SYNTHETIC measurements simulated on --device (with --set what-ifs) to this CSV, "
       "to test the pipeline");
-  cmd->add_option("--noise", opts->noise, "--synthesize: lognormal noise sigma")->capture_default_str();
-  cmd->add_option("--seed", opts->seed, "--synthesize: random seed")->capture_default_str();
+  cmd->add_option("--noise", opts->noise, "--synthesize: lognormal noise sigma")
+      ->check(cli::finite_range(0, 10))
+      ->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "--synthesize: random seed")
+      ->check(cli::finite_range(0, 18446744073709551615.0))
+      ->capture_default_str();
   cmd->footer(
       "\nexamples:\n"
       "  pao sim calibrate --device h200 -m data/measurements/h200-vllm.csv -m "

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_parse.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
 #include "pao/sim/engine/chrome_trace.hpp"
@@ -118,6 +119,7 @@ void add_run(CLI::App& sim, Action& action) {
   cmd->add_option("--trace", opts->trace_file,
                   "write a Chrome/Perfetto trace (one track group per SM, a slice per CTA, counters)");
   cmd->add_option("--trace-max-ctas", opts->trace_max_ctas, "CTA slices kept in the trace")
+      ->check(cli::finite_range(0, 1e15))
       ->capture_default_str();
   cmd->add_option(
       "--memory-limit", opts->memory_limit,

@@ -1,5 +1,6 @@
 // `pao sim sweep`: time kernels over workload/kernel/device axes; CSV, SVG plot, crossovers.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -7,7 +8,9 @@
 #include <iostream>
 #include <memory>
 
+#include "cli_parse.hpp"
 #include "pao/core/error.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/sim/studies/svg.hpp"
 #include "pao/sim/studies/sweep.hpp"
 #include "sim_options.hpp"
@@ -60,6 +63,8 @@ std::string axis_value_text(const std::vector<sim::Axis>& axes, const std::vecto
 }
 
 int execute(const SweepOptions& o) {
+  for (const auto& [option, path] : {std::pair{"--csv", o.csv_file}, {"--svg", o.svg_file}})
+    refuse_output_over_input(option, path, {{"--device", o.device.device}, {"--case", o.workload.case_file}});
   sim::SweepSpec spec;
   spec.device = o.device.load();
   const cases::Case c = o.workload.to_case();
@@ -77,6 +82,18 @@ int execute(const SweepOptions& o) {
   }
   require(!o.axes.empty(), "sweep: give at least one --axis, e.g. --axis seq-len=512:65536:x2");
   for (const auto& a : o.axes) spec.axes.push_back(sim::parse_axis(a));
+  // A device field's values against the descriptor's ranges, before the sweep (not as a failed point each).
+  for (const auto& axis : spec.axes)
+    if (std::find(sim::workload_axis_names().begin(), sim::workload_axis_names().end(), axis.name) ==
+        sim::workload_axis_names().end())
+      for (const double v : axis.values) {
+        sim::Device d = spec.device;
+        try {
+          sim::set_device_field(d, axis.name, v, "assumed", "--axis " + axis.name);
+        } catch (const Error& e) {
+          fail("--axis ", axis.name, ": ", e.what());
+        }
+      }
 
   const auto points = sim::run_sweep(spec);
   const std::string csv = sim::sweep_csv(spec, points);
@@ -179,6 +196,12 @@ int execute(const SweepOptions& o) {
                 combos > shown ? " (first 4 combinations of the other axes)" : "");
   }
   if (!o.csv_file.empty()) std::printf("csv:  %s (%zu rows)\n", o.csv_file.c_str(), points.size());
+  if (failed == points.size()) {
+    // As `pao sim run` on a kernel that does not fit: no time is not an answer.
+    std::printf("no point of the sweep runs on %s: nothing was simulated, which is not a result\n",
+                spec.device.name.c_str());
+    return 1;
+  }
   return 0;
 }
 
@@ -205,7 +228,8 @@ void add_sweep(CLI::App& sim, Action& action) {
   cmd->add_option("--csv", opts->csv_file, "write every point as CSV");
   cmd->add_option("--svg", opts->svg_file, "write a plot of time against the first axis");
   cmd->add_option("--jobs,-j", opts->jobs,
-                  "threads (default: OMP_NUM_THREADS or all cores); results do not depend on it");
+                  "threads (default: OMP_NUM_THREADS or all cores); results do not depend on it")
+      ->check(cli::finite_range(0, 4096));
   cmd->add_flag("--quiet,-q", opts->quiet, "print only the crossovers");
   cmd->footer(
       "\nexamples:\n"

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "cli_parse.hpp"
 #include "pao/core/error.hpp"
 #include "pao/sim/studies/validate.hpp"
 #include "sim_options.hpp"
@@ -68,6 +69,7 @@ void add_validate(CLI::App& sim, Action& action) {
   cmd->add_flag("--no-logo", opts->no_logo, "skip the leave-one-group-out calibration");
   cmd->add_option("--margin", opts->margin,
                   "measured kernels within this fraction of each other are a tie, not a decision")
+      ->check(cli::finite_range(0, 1, true))
       ->capture_default_str();
   cmd->footer(
       "\nexamples:\n"

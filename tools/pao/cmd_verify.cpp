@@ -39,6 +39,7 @@ void print_check(const golden::GoldenCheck& c, bool quiet) {
   if (c.hash)
     std::printf("      sha256: %s is %s, the manifest records %s\n", c.hash->file.string().c_str(),
                 c.hash->actual.c_str(), c.hash->expected.c_str());
+  for (const auto& m : c.metadata_mismatches) std::printf("      metadata: %s\n", m.c_str());
   for (const auto& v : c.invariants.violations) std::printf("      %s\n", v.text().c_str());
   const auto shown = static_cast<std::int64_t>(c.invariants.violations.size());
   if (c.invariants.violation_count > shown)
@@ -53,9 +54,12 @@ int run_verify(int argc, char** argv) {
   CLI::App app{
       "Checks that goldens can be trusted before a verdict is based on them:\n"
       "  hash        each file's sha256 against DIR/manifest.json (pao diff refuses a mismatch too)\n"
+      "  metadata    the flat metadata harnesses read (scale, kernel, sizes, ...) against the case;\n"
+      "              format_version against the one this pao writes\n"
       "  invariants  out = out_exact rounded once; out_exact inside the range of the V rows it attends;\n"
       "              the oracle's kernel outputs within M (4u + 2^-20) of out_exact; non-empty V2\n"
-      "              partitions with finite max_logits and exp_sums >= 1, empty ones -inf / 0 / 0\n"
+      "              partitions with finite max_logits and exp_sums >= 1, empty ones -inf / 0 / 0;\n"
+      "              an integer cache's codes inside its dtype's range (u4 0..15, u8 0..255, i8 -128..127)\n"
       "  recompute   (--recompute) each golden rebuilt from its case, bit for bit (as slow as pao golden)\n"
       "A folder that lacks cases of its suite (a killed pao golden, a shard not yet run) is refused.\n"
       "Exit status: 0 every golden sound, 1 one is not (or none to verify), 2 bad input.\n\n"

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <string_view>
 
 #include "commands.hpp"
@@ -57,6 +58,13 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const std::filesystem::filesystem_error& e) {
       std::fprintf(stderr, "pao %s: error: %s\n", c.name, e.what());
+      return 2;
+    } catch (const std::bad_alloc&) {
+      // The memory checks (pao/core/memory.hpp) refuse what they can foresee; this is the rest.
+      std::fprintf(stderr,
+                   "pao %s: error: out of memory: an allocation failed (the machine's memory, its cgroup "
+                   "or ulimit -v); make the case or workload smaller\n",
+                   c.name);
       return 2;
     } catch (const std::exception& e) {
       // Still exit status 2 (0 / 1 / 2 everywhere); the wording asks for a report.

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 
+#include "cli_parse.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/golden/reader.hpp"
 
 namespace pao::sim {
@@ -55,18 +57,26 @@ void WorkloadOptions::add_to(CLI::App& app) {
                 "workload from a case: a case JSON (docs/golden.md: what `pao golden --case` takes) or a "
                 "golden file; replaces the flags below, and its partition size / prefix tiles become the "
                 "kernel defaults");
-  g->add_option("--num-seqs", num_seqs, "sequences in the batch")->capture_default_str();
-  g->add_option("--num-heads", num_heads, "query heads")->capture_default_str();
-  g->add_option("--num-kv-heads", num_kv_heads, "KV heads (GQA/MQA); default: = --num-heads");
-  g->add_option("--head-size", head_size, "head size")->capture_default_str();
-  g->add_option("--block-size", block_size, "tokens per KV-cache block")->capture_default_str();
-  g->add_option("--seq-len", seq_len, "tokens of every sequence (context + new)")->capture_default_str();
+  using cli::at_least;
+  g->add_option("--num-seqs", num_seqs, "sequences in the batch")->check(at_least(1))->capture_default_str();
+  g->add_option("--num-heads", num_heads, "query heads")->check(at_least(1))->capture_default_str();
+  g->add_option("--num-kv-heads", num_kv_heads, "KV heads (GQA/MQA); default: = --num-heads")
+      ->check(at_least(0));
+  g->add_option("--head-size", head_size, "head size")->check(at_least(1))->capture_default_str();
+  g->add_option("--block-size", block_size, "tokens per KV-cache block")
+      ->check(at_least(1))
+      ->capture_default_str();
+  g->add_option("--seq-len", seq_len, "tokens of every sequence (context + new)")
+      ->check(at_least(0))
+      ->capture_default_str();
   g->add_option("--seq-lens", seq_lens, "per-sequence lengths, e.g. 100,4000,32000 (sets --num-seqs)");
-  g->add_option("--query-len", query_len, "prefix/fallback: new tokens per sequence (default 1 = decode)");
+  g->add_option("--query-len", query_len, "prefix/fallback: new tokens per sequence (default 1 = decode)")
+      ->check(at_least(0));
   g->add_option("--query-lens", query_lens, "prefix/fallback: per-sequence new tokens, e.g. 512,512,1");
   g->add_option(
-      "--max-seq-len", max_seq_len,
-      "max_seq_len passed to the kernel (V2 partitions, V1 shared memory); default: longest sequence");
+       "--max-seq-len", max_seq_len,
+       "max_seq_len passed to the kernel (V2 partitions, V1 shared memory); default: longest sequence")
+      ->check(at_least(0));
   g->add_option("--dtype", dtype, "activation dtype: f16, bf16, f32")->capture_default_str();
   g->add_option("--kv-cache-dtype", kv_cache_dtype,
                 "KV cache dtype: auto (= --dtype), fp8, fp8_e4m3, fp8_e5m2, or an integer cache u8, i8, u4 "
@@ -94,6 +104,9 @@ cases::Case WorkloadOptions::to_case() const {
   } else {
     require(num_seqs >= 1, "--num-seqs = ", num_seqs,
             ": must be >= 1 (an empty batch launches nothing to time)");
+    // Before the lists are built: a length per sequence in the case, the workload and their copies.
+    require_memory("--num-seqs " + std::to_string(num_seqs) + " (the per-sequence lengths)", 32.0 * num_seqs,
+                   "lower --num-seqs");
     c.seq_lens.assign(static_cast<std::size_t>(num_seqs), seq_len);
   }
   c.num_seqs = static_cast<std::int32_t>(c.seq_lens.size());
@@ -109,19 +122,28 @@ cases::Case WorkloadOptions::to_case() const {
 
 void KernelOptions::add_to(CLI::App& app) {
   this->app = &app;
+  using cli::at_least;
   app.add_option("--partition-size", flags.partition_size, "V2 partition size in tokens (vLLM: 512)")
+      ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--threads", flags.threads_per_cta, "threads per decode CTA (vLLM NUM_THREADS)")
+      ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--regs", flags.registers_per_thread,
-                 "registers per thread of the main kernel (default: the model's assumption per kernel)");
-  app.add_option("--block-m", flags.block_m, "prefix: query rows per CTA (BLOCK_M)")->capture_default_str();
+                 "registers per thread of the main kernel (default: the model's assumption per kernel)")
+      ->check(at_least(0));
+  app.add_option("--block-m", flags.block_m, "prefix: query rows per CTA (BLOCK_M)")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--block-n", flags.block_n, "prefix: keys per new-token tile (BLOCK_N)")
+      ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--context-tile", flags.context_tile,
                  "prefix: keys per context tile (vLLM's TRITON_BLOCK_SIZE)")
+      ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--fallback-tile", flags.fallback_tile, "fallback: tokens per host-loop K tile")
+      ->check(at_least(1))
       ->capture_default_str();
   app.add_option_function<std::string>(
          "--implementation",

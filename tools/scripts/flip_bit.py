@@ -12,7 +12,14 @@ import json
 import struct
 import sys
 
-SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4, "U8": 1}
+# Bits per element of every dtype of the safetensors format: what pao writes (lib/include/pao/core/dtype.hpp:
+# F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I32 I64 U8 I8) and what a vendor's file may hold beside it.
+BITS = {
+    "F64": 64, "F32": 32, "F16": 16, "BF16": 16,
+    "F8_E4M3": 8, "F8_E5M2": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "F8_E8M0": 8,
+    "F6_E2M3": 6, "F6_E3M2": 6, "F4": 4, "C64": 64,
+    "I64": 64, "I32": 32, "I16": 16, "I8": 8, "U64": 64, "U32": 32, "U16": 16, "U8": 8, "BOOL": 8,
+}
 
 
 def main():
@@ -28,13 +35,18 @@ def main():
         if args.tensor not in header:
             sys.exit(f"{args.file}: no tensor '{args.tensor}'")
         entry = header[args.tensor]
-        size = SIZES[entry["dtype"]]
+        bits = BITS.get(entry["dtype"])
+        if bits is None:
+            sys.exit(f"{args.tensor}: dtype {entry['dtype']} is not one of safetensors' ({', '.join(BITS)})")
         begin, end = entry["data_offsets"]
-        if not 0 <= args.bit < 8 * size or not 0 <= args.element < (end - begin) // size:
+        if not 0 <= args.bit < bits or not 0 <= args.element < (end - begin) * 8 // bits:
             sys.exit(f"{args.tensor}: element {args.element}, bit {args.bit} is outside the tensor")
-        at = 8 + header_len + begin + args.element * size + args.bit // 8
+        # Elements are packed little-endian, sub-byte ones (F4, F6) too: bit b of element e is bit
+        # e * bits + b of the data.
+        position = args.element * bits + args.bit
+        at = 8 + header_len + begin + position // 8
         f.seek(at)
-        byte = f.read(1)[0] ^ (1 << (args.bit % 8))
+        byte = f.read(1)[0] ^ (1 << (position % 8))
         f.seek(at)
         f.write(bytes([byte]))
 

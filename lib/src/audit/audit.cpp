@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -126,17 +127,7 @@ MutationOutcome run_mutation(const Mutation& mutation, const cases::Case& c, con
     std::vector<std::pair<std::string, Tensor>> vendor;
     for (auto& [name, t] : outputs)
       if (!out_only || name == "out") vendor.emplace_back(name, std::move(t));
-    // A fused write-and-attend vendor writes its caches right: the golden's (the bugs are the
-    // attention's).
-    const kinds::KernelKind& kind = kinds::kind_of(c);
-    if (kind.traits().writes_cache)
-      for (const auto& spec : kind.traits().outputs) {
-        const std::string name(spec.name);
-        const bool present =
-            std::any_of(vendor.begin(), vendor.end(), [&](const auto& v) { return v.first == name; });
-        if (spec.judged == kinds::OutputSpec::Judged::cache && !present && g.find(name))
-          vendor.emplace_back(name, Tensor::copy_of(g.find(name)->view()));
-      }
+    add_written_caches(c, g, vendor);
     const golden::TensorFile actual =
         golden::TensorFile::in_memory(c.id + "." + mutation.name, {}, std::move(vendor));
     const diff::CaseReport r = diff::diff_case(golden, actual, diff_options);
@@ -240,6 +231,38 @@ AuditMatrix make_matrix(const std::vector<CaseAudit>& audits) {
     }
   }
   return m;
+}
+
+std::vector<std::string> audited_nothing(const std::vector<CaseAudit>& audits, std::size_t suite_cases,
+                                         const std::vector<std::string>& named) {
+  // Per mutation: the cases it applied to, and the first reason it did not.
+  std::map<std::string, std::pair<std::int64_t, std::string>> applied;
+  std::int64_t total = 0;
+  for (const auto& a : audits)
+    for (const auto& o : a.outcomes) {
+      auto& [n, why] = applied[o.mutation];
+      if (o.not_applicable.empty()) {
+        ++n, ++total;
+      } else if (why.empty()) {
+        why = a.case_id + ": " + o.not_applicable;
+      }
+    }
+  if (audits.empty())
+    return {"none of the " + std::to_string(suite_cases) +
+            " cases attends (the mutation library plants attention bugs; reshape_and_cache writes are "
+            "judged by pao diff's cache rules): nothing was audited, which is not a pass"};
+  if (total == 0)
+    return {"no mutation applies to any of the " + std::to_string(audits.size()) + " cases audited (" +
+            (applied.empty() ? std::string("no mutation ran")
+                             : "e.g. " + applied.begin()->first + " on " + applied.begin()->second.second) +
+            "): nothing was audited, which is not a pass"};
+  std::vector<std::string> lines;
+  for (const auto& name : named)
+    if (const auto it = applied.find(name); it != applied.end() && it->second.first == 0)
+      lines.push_back(name + " applies to none of the " + std::to_string(audits.size()) +
+                      " cases audited (e.g. " + it->second.second +
+                      "): it was not audited, which is not a pass");
+  return lines;
 }
 
 std::int64_t AuditMatrix::cause_exists() const {

@@ -225,4 +225,21 @@ std::vector<std::pair<std::string, Tensor>> vendor_outputs(const Mutation& m, co
   return oracle_outputs(m.name, c, golden);
 }
 
+void add_written_caches(const Case& c, const golden::GoldenTensors& golden,
+                        std::vector<std::pair<std::string, Tensor>>& outputs) {
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  if (!kind.traits().writes_cache) return;
+  for (const auto& spec : kind.traits().outputs) {
+    if (spec.judged != kinds::OutputSpec::Judged::cache || !kinds::golden_tensor_applies(c, spec.name))
+      continue;
+    const std::string name = kinds::vendor_name(spec);
+    const bool present =
+        std::any_of(outputs.begin(), outputs.end(), [&](const auto& o) { return o.first == name; });
+    const Tensor* t = golden.find(spec.name);
+    require(present || t != nullptr, "the golden of ", c.id, " has no ", spec.name,
+            " (the cache its vendor writes)");
+    if (!present) outputs.emplace_back(name, Tensor::copy_of(t->view()));
+  }
+}
+
 }  // namespace pao::audit

@@ -9,8 +9,10 @@
 
 #include "pao/cases/case.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/core/random.hpp"
 #include "pao/core/suggest.hpp"
+#include "pao/io/json_read.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -68,6 +70,10 @@ const std::vector<std::string_view> kAttentionOnly = {"num_heads", "scale",     
 /// they never shift the values make_decode_case / make_prefix_case draw from the seed.
 constexpr std::uint64_t kLengthStream = 0x6c656e73;  // "lens"
 
+/// What a case holds per sequence, for the memory check before its lists are built: seq_lens and
+/// query_lens (int32), and the copies a suite's expansion and a workload make of them.
+constexpr double kBytesPerSequence = 32;
+
 /// vLLM's kv_cache_dtype "fp8" means e4m3.
 constexpr std::string_view kFp8Alias = "fp8";
 constexpr DType kFp8AliasOf = DType::fp8_e4m3;
@@ -108,14 +114,14 @@ class Fields final : public FieldReader {
 
   std::int64_t integer(std::string_view name, std::int64_t lo, std::int64_t hi) const {
     const json& v = at(name);
-    if (!v.is_number_integer()) bad(name, "must be an integer, got " + v.dump());
+    if (!v.is_number_integer()) bad(name, "must be an integer, got " + json_excerpt(v));
     if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi))
-      bad(name,
-          "= " + v.dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      bad(name, "= " + json_excerpt(v) + " is out of range [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
     const std::int64_t x = v.get<std::int64_t>();
     if (x < lo || x > hi)
-      bad(name,
-          "= " + v.dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      bad(name, "= " + json_excerpt(v) + " is out of range [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
     return x;
   }
   std::int32_t i32(std::string_view name, std::int64_t lo, std::int32_t fallback) const override {
@@ -125,34 +131,45 @@ class Fields final : public FieldReader {
   double number(std::string_view name, double fallback) const {
     if (!has(name)) return fallback;
     const json& v = at(name);
-    if (!v.is_number()) bad(name, "must be a number, got " + v.dump());
+    if (!v.is_number()) bad(name, "must be a number, got " + json_excerpt(v));
     return v.get<double>();
   }
   bool boolean(std::string_view name, bool fallback) const override {
     if (!has(name)) return fallback;
     const json& v = at(name);
-    if (!v.is_boolean()) bad(name, "must be true or false, got " + v.dump());
+    if (!v.is_boolean()) bad(name, "must be true or false, got " + json_excerpt(v));
     return v.get<bool>();
   }
   std::string string(std::string_view name, std::string fallback) const override {
     if (!has(name)) return fallback;
     const json& v = at(name);
-    if (!v.is_string()) bad(name, "must be a string, got " + v.dump());
+    if (!v.is_string()) bad(name, "must be a string, got " + json_excerpt(v));
     return v.get<std::string>();
   }
   /// A list of `count` positive finite f32 values (per-KV-head scales).
   std::vector<double> scales(std::string_view name, std::int32_t count) const {
     const json& v = at(name);
     if (!v.is_array() || v.size() != static_cast<std::size_t>(count))
-      bad(name, "must be a list of num_kv_heads = " + std::to_string(count) + " numbers, got " + v.dump());
+      bad(name,
+          "must be a list of num_kv_heads = " + std::to_string(count) + " numbers, got " + json_excerpt(v));
     std::vector<double> out;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const double x = v[i].is_number() ? v[i].get<double>() : -1.0;
       if (!(x > 0) || !std::isfinite(x) || x > std::numeric_limits<float>::max())
-        bad(name, "[" + std::to_string(i) + "] = " + v[i].dump() + ": must be a positive finite f32 value");
+        bad(name,
+            "[" + std::to_string(i) + "] = " + json_excerpt(v[i]) + ": must be a positive finite f32 value");
       out.push_back(x);
     }
     return out;
+  }
+  /// num_seqs, checked against the memory limit before the per-sequence lists are built from it
+  /// (a broadcast length, lengths drawn from max_seq_len): 2e9 sequences are 8 GB of lengths alone.
+  std::int32_t num_seqs() const {
+    const std::int32_t n = i32("num_seqs", 1, 0);
+    require_memory(
+        "case " + source_ + ": field 'num_seqs' = " + std::to_string(n) + " (its per-sequence lists)",
+        static_cast<double>(n) * kBytesPerSequence, "lower num_seqs");
+    return n;
   }
   std::vector<std::int32_t> lengths(std::string_view name) const override {
     const json& v = at(name);
@@ -161,7 +178,8 @@ class Fields final : public FieldReader {
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (!v[i].is_number_integer() || v[i].get<std::int64_t>() < 0 ||
           v[i].get<std::int64_t>() > std::numeric_limits<std::int32_t>::max())
-        bad(name, "[" + std::to_string(i) + "] = " + v[i].dump() + ": must be an integer in [0, 2^31)");
+        bad(name,
+            "[" + std::to_string(i) + "] = " + json_excerpt(v[i]) + ": must be an integer in [0, 2^31)");
       out.push_back(v[i].get<std::int32_t>());
     }
     return out;
@@ -194,7 +212,7 @@ void check_field_names(const json& j, std::string_view source, const kinds::Kern
       const std::string best = closest_name(key, std::vector<std::string>(kFields.begin(), kFields.end()), 2);
       std::ostringstream known;
       for (std::size_t i = 0; i < kFields.size(); ++i) known << (i ? ", " : "") << kFields[i];
-      fail("case ", source, ": unknown field '", key, "'",
+      fail("case ", source, ": unknown field '", excerpt(key), "'",
            best.empty() ? std::string() : " (did you mean '" + best + "'?)", "; known fields: ", known.str());
     }
     const std::string takers = kinds_taking(key);
@@ -213,13 +231,13 @@ DType parse_activation(const Fields& f, std::string_view name) {
   if (s == "f32") return DType::f32;
   if (s == "f16") return DType::f16;
   if (s == "bf16") return DType::bf16;
-  f.bad(name, "= \"" + s + "\": expected f32, f16 or bf16");
+  f.bad(name, "= \"" + excerpt(s) + "\": expected f32, f16 or bf16");
 }
 
 /// One length for every sequence: "num_seqs": 128 with "seq_lens": [4096] (or "query_lens": [512]).
 void broadcast(const Fields& f, std::vector<std::int32_t>& lengths) {
   if (lengths.size() == 1 && f.has("num_seqs"))
-    lengths.assign(static_cast<std::size_t>(f.i32("num_seqs", 1, 0)), lengths.front());
+    lengths.assign(static_cast<std::size_t>(f.num_seqs()), lengths.front());
 }
 
 void resolve_lengths(const Fields& f, Case& c) {
@@ -239,7 +257,7 @@ void resolve_lengths(const Fields& f, Case& c) {
   }
   const std::size_t declared = new_tokens ? c.query_lens.size() : c.seq_lens.size();
   if (f.has("num_seqs")) {
-    c.num_seqs = f.i32("num_seqs", 1, 0);
+    c.num_seqs = f.num_seqs();
     if (declared != 0 && static_cast<std::size_t>(c.num_seqs) != declared)
       f.bad("num_seqs", "= " + std::to_string(c.num_seqs) + " but " +
                             (new_tokens ? "query_lens" : "seq_lens") + " has " + std::to_string(declared) +
@@ -282,9 +300,10 @@ void check_id(const Fields& f, const std::string& id) {
     const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
                     ch == '-' || ch == '_' || ch == '.';
     if (!ok)
-      f.bad("id", "= \"" + id + "\": only letters, digits, '-', '_' and '.' (it names the golden file)");
+      f.bad("id",
+            "= \"" + excerpt(id) + "\": only letters, digits, '-', '_' and '.' (it names the golden file)");
   }
-  if (id.front() == '.') f.bad("id", "= \"" + id + "\" must not start with '.'");
+  if (id.front() == '.') f.bad("id", "= \"" + excerpt(id) + "\" must not start with '.'");
 }
 
 /// A case's "kv_quant": {"key": "by_channel", "value": "by_token" | "group_32", "scale_dtype":
@@ -292,14 +311,15 @@ void check_id(const Fields& f, const std::string& id) {
 /// every key optional (OpenVINO's u8 cache by default), none other allowed.
 KVQuant read_kv_quant(const Fields& f, std::int32_t head_size) {
   const json& j = f.at("kv_quant");
-  if (!j.is_object()) f.bad("kv_quant", "must be an object, got " + j.dump());
+  if (!j.is_object()) f.bad("kv_quant", "must be an object, got " + json_excerpt(j));
   static constexpr std::string_view kKeys[] = {"key",      "value", "scale_dtype", "zero_point_dtype",
                                                "rounding", "rule"};
   for (const auto& [key, value] : j.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys))
-      f.bad("kv_quant", "unknown key \"" + key +
+      f.bad("kv_quant", "unknown key \"" + excerpt(key) +
                             "\" (expected key, value, scale_dtype, zero_point_dtype, rounding, rule)");
-    if (!value.is_string()) f.bad("kv_quant", "\"" + key + "\" must be a string, got " + value.dump());
+    if (!value.is_string())
+      f.bad("kv_quant", "\"" + excerpt(key) + "\" must be a string, got " + json_excerpt(value));
   }
   auto text = [&](const char* key, const char* fallback) {
     return j.contains(key) ? j.at(key).get<std::string>() : std::string(fallback);
@@ -310,10 +330,10 @@ KVQuant read_kv_quant(const Fields& f, std::int32_t head_size) {
     const std::string v = text(key, to_string(q.of(t)).c_str());
     const auto parsed = parse_tensor_quant(v);
     if (!parsed)
-      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + v +
+      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + excerpt(v) +
                             "\": expected \"by_token\", \"by_channel\" or \"group_<G>\" (G dims per scale)");
     if (const auto rule = tensor_quant_rule(*parsed, head_size))
-      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + v + "\": " + *rule);
+      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + excerpt(v) + "\": " + *rule);
     (t == CacheTensor::key ? q.key : q.value) = *parsed;
   }
   for (const char* key : {"scale_dtype", "zero_point_dtype"}) {
@@ -325,17 +345,18 @@ KVQuant read_kv_quant(const Fields& f, std::int32_t head_size) {
       d = DType::f64;  // refused below
     }
     if (d != DType::f32 && d != DType::f16)
-      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + v + "\": expected \"f32\" or \"f16\"");
+      f.bad("kv_quant", std::string("\"") + key + "\" = \"" + excerpt(v) + "\": expected \"f32\" or \"f16\"");
     (key[0] == 's' ? q.scale_dtype : q.zero_point_dtype) = d;
   }
   const std::string r = text("rounding", "half_even");
   const auto rounding = parse_rounding(r);
-  if (!rounding) f.bad("kv_quant", "\"rounding\" = \"" + r + "\": expected \"half_even\" or \"half_away\"");
+  if (!rounding)
+    f.bad("kv_quant", "\"rounding\" = \"" + excerpt(r) + "\": expected \"half_even\" or \"half_away\"");
   q.rounding = *rounding;
   const std::string rule = text("rule", "minmax_zero");
   const auto parsed_rule = parse_rule(rule);
   if (!parsed_rule)
-    f.bad("kv_quant", "\"rule\" = \"" + rule + "\": expected \"minmax_zero\" or \"openvino\"");
+    f.bad("kv_quant", "\"rule\" = \"" + excerpt(rule) + "\": expected \"minmax_zero\" or \"openvino\"");
   q.rule = *parsed_rule;
   return q;
 }
@@ -358,7 +379,7 @@ Case parse_case_object(const json& j, std::string_view source) {
   c.seq_lens.clear();  // resolve_lengths reads them from the JSON or draws them
   const std::string kernel = f.string("kernel", "decode");
   const kinds::KernelKind* kind = kinds::find_kind(kernel);
-  if (kind == nullptr) f.bad("kernel", "= \"" + kernel + "\": expected " + kinds::kind_names());
+  if (kind == nullptr) f.bad("kernel", "= \"" + excerpt(kernel) + "\": expected " + kinds::kind_names());
   c.kernel = kind->traits().id;
   check_field_names(j, source, *kind);
 
@@ -384,11 +405,12 @@ Case parse_case_object(const json& j, std::string_view source) {
   try {
     set_kv_cache_dtype(c, cache);
   } catch (const Error&) {
-    f.bad("kv_cache_dtype", "= \"" + cache + "\": expected one of " + kv_cache_dtype_choices() + ", u4");
+    f.bad("kv_cache_dtype",
+          "= \"" + excerpt(cache) + "\": expected one of " + kv_cache_dtype_choices() + ", u4");
   }
   const std::string layout = f.string("kv_layout", "vllm");
   if (!try_parse_kv_layout(layout, c.kv_layout))
-    f.bad("kv_layout", "= \"" + layout + "\": expected \"vllm\", \"nhd\" or \"hnd\"");
+    f.bad("kv_layout", "= \"" + excerpt(layout) + "\": expected \"vllm\", \"nhd\" or \"hnd\"");
   if (c.kv_layout == KVLayout::vllm) {
     const std::int32_t x = vllm_key_x(c.cache_storage_dtype());
     if (c.head_size % x != 0)
@@ -401,7 +423,7 @@ Case parse_case_object(const json& j, std::string_view source) {
   auto positive = [&](std::string_view name, double fallback) {
     const double v = f.number(name, fallback);
     if (!(v > 0) || !std::isfinite(v) || v > std::numeric_limits<float>::max())
-      f.bad(name, "= " + f.at(name).dump() + ": must be a positive finite f32 value");
+      f.bad(name, "= " + json_excerpt(f.at(name)) + ": must be a positive finite f32 value");
     return v;
   };
   c.k_scale = positive("k_scale", 1.0);
@@ -410,12 +432,12 @@ Case parse_case_object(const json& j, std::string_view source) {
   c.alibi = f.boolean("alibi", false);
   c.soft_cap = f.number("soft_cap", 0.0);
   if (!(c.soft_cap >= 0) || c.soft_cap > std::numeric_limits<float>::max())
-    f.bad("soft_cap", "= " + f.at("soft_cap").dump() + ": must be >= 0 (0 = off)");
+    f.bad("soft_cap", "= " + json_excerpt(f.at("soft_cap")) + ": must be >= 0 (0 = off)");
   c.sliding_window = f.i32("sliding_window", 0, 0);
   if (f.has("seed")) {
     const json& v = f.at("seed");
     if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0))
-      f.bad("seed", "must be an integer in [0, 2^64), got " + v.dump());
+      f.bad("seed", "must be an integer in [0, 2^64), got " + json_excerpt(v));
     c.seed = v.get<std::uint64_t>();
   }
   c.num_blocks = f.i32("num_blocks", 0, 0);
@@ -424,7 +446,7 @@ Case parse_case_object(const json& j, std::string_view source) {
     try {
       return parse_value_distribution(d);
     } catch (const Error& e) {
-      f.bad("distribution", std::string("= \"") + d + "\": " + e.what());
+      f.bad("distribution", std::string("= \"") + excerpt(d) + "\": " + e.what());
     }
   }();
 
@@ -511,7 +533,7 @@ std::string to_string(ValueDistribution d) {
 ValueDistribution parse_value_distribution(const std::string& name) {
   for (const auto& n : kDistributions)
     if (name == n.name) return n.d;
-  fail("distribution: unknown value '", name,
+  fail("distribution: unknown value '", excerpt(name),
        "' (expected uniform, large_logits, near_ties, dominant_token, all_equal, small_integers, constant)");
 }
 
@@ -520,24 +542,14 @@ std::string to_string(CaseKernel kernel) { return std::string(kinds::kind_of(ker
 const std::vector<std::string_view>& case_field_names() { return kFields; }
 
 Case parse_case(std::string_view json_text, std::string_view source) {
-  json j;
-  try {
-    j = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::exception& e) {  // syntax, or a number out of range (1e400)
-    fail("case ", source, ": invalid JSON: ", e.what());
-  }
-  return parse_case_object(j, source);
+  return parse_case_object(parse_json(json_text, "case " + std::string(source)), source);
 }
 
 Case override_field(const Case& c, std::string_view field, std::string_view value_json,
                     std::string_view id_suffix) {
   json j = json::parse(case_to_json(c));
   const std::string source = "--" + std::string(field) + " over case " + c.id;
-  try {
-    j[std::string(field)] = json::parse(value_json.begin(), value_json.end());
-  } catch (const json::exception& e) {
-    fail("case ", source, ": invalid JSON value '", value_json, "': ", e.what());
-  }
+  j[std::string(field)] = parse_json(value_json, "case " + source + ": value '" + excerpt(value_json) + "'");
   j["id"] = c.id + "-" + std::string(id_suffix);
   Case out = parse_case_object(j, source);
   // An id pao derived is derived again, so that it names the new value only (not "-p128-...-p64");
@@ -552,11 +564,7 @@ Case override_field(const Case& c, std::string_view field, std::string_view valu
 }
 
 Case load_case_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("case ", path.string(), ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_case(text.str(), path.string());
+  return parse_case(read_text_file(path, "case " + path.string()), path.string());
 }
 
 void write_launch_shape(FieldWriter& w, const LaunchShape& s, bool with_heads) {
@@ -616,7 +624,7 @@ std::string_view kv_cache_dtype_name(const Case& c) {
 std::optional<DType> parse_kv_cache_dtype(std::string_view text, std::string_view what) {
   std::optional<DType> t;
   if (!try_parse_kv_cache_dtype(text, t))
-    fail(what, " = ", text, ": expected one of ", kv_cache_dtype_choices());
+    fail(what, " = ", excerpt(text), ": expected one of ", kv_cache_dtype_choices());
   return t;
 }
 
@@ -637,7 +645,7 @@ void set_kv_cache_dtype(Case& c, std::string_view text, std::string_view what) {
   }
   std::optional<DType> t;
   if (!try_parse_kv_cache_dtype(text, t))
-    fail(what, " = ", text, ": expected one of ", kv_cache_dtype_choices(), ", u4");
+    fail(what, " = ", excerpt(text), ": expected one of ", kv_cache_dtype_choices(), ", u4");
   c.kv_cache_dtype = t;
   c.kv_quant.bits = 8;
 }

@@ -58,13 +58,18 @@ struct PagedPool {
 
 PagedPool make_pool(const Case& c, Rng& rng) {
   const std::int32_t bs = c.block_size;
-  std::int32_t needed = 0, widest = 0;
+  std::int64_t needed = 0;
+  std::int32_t widest = 0;
   std::vector<std::int32_t> used_blocks;
   for (auto len : c.seq_lens) {
     used_blocks.push_back(blocks_for_tokens(len, bs));
     needed += used_blocks.back();
     widest = std::max(widest, used_blocks.back());
   }
+  require(
+      static_cast<std::int64_t>(widest) + c.extra_table_columns <= std::numeric_limits<std::int32_t>::max(),
+      "case ", c.id, ": extra_table_columns = ", c.extra_table_columns, " makes the block table wider than ",
+      "int32 (", widest, " used columns)");
   const std::int32_t num_blocks = pool_num_blocks(c);
   require(num_blocks >= needed, "case: num_blocks = ", num_blocks, " but the sequences need ", needed);
 
@@ -290,9 +295,11 @@ PrefixArgs PrefixCase::args() const {
 
 std::int32_t pool_num_blocks(const Case& c) {
   if (c.num_blocks > 0) return c.num_blocks;
-  std::int32_t needed = 0;
+  std::int64_t needed = c.num_seqs;  // a spare block per sequence
   for (auto len : c.seq_lens) needed += blocks_for_tokens(len, c.block_size);
-  return needed + c.num_seqs;
+  require(needed <= std::numeric_limits<std::int32_t>::max(), "case ", c.id, ": seq_lens need ", needed,
+          " cache blocks of ", c.block_size, " tokens, more than an int32 block table indexes");
+  return static_cast<std::int32_t>(needed);
 }
 
 DecodeCase make_decode_case(const Case& spec) {

@@ -1,6 +1,7 @@
 // Shards of a suite, given or from a cluster's job-array environment (pao/cases/shard.hpp).
 #include "pao/cases/shard.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <optional>
@@ -83,6 +84,27 @@ Shard shard_from_environment(const EnvironmentLookup& getenv) {
   fail(
       "--shard auto: no job array in the environment: neither SLURM_ARRAY_TASK_ID (Slurm, sbatch --array) "
       "nor JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set; give --shard i/N instead");
+}
+
+ShardRanges missing_shard_ranges(const std::vector<std::int32_t>& present, std::int32_t count) {
+  ShardRanges out;
+  std::int64_t next = 0;  // the first index not yet accounted for
+  for (const std::int32_t i : present) {
+    if (i > next) out.emplace_back(static_cast<std::int32_t>(next), i - 1);
+    next = std::max<std::int64_t>(next, std::int64_t{i} + 1);
+  }
+  if (next < count) out.emplace_back(static_cast<std::int32_t>(next), count - 1);
+  return out;
+}
+
+std::string shard_ranges_text(const ShardRanges& ranges, std::size_t max_shown) {
+  std::string s;
+  for (std::size_t k = 0; k < ranges.size() && k < max_shown; ++k) {
+    const auto [first, last] = ranges[k];
+    s += (k ? ", " : "") + std::to_string(first) + (last > first ? "-" + std::to_string(last) : "");
+  }
+  if (ranges.size() > max_shown) s += ", ... (" + std::to_string(ranges.size()) + " ranges)";
+  return s;
 }
 
 Shard resolve_shard(std::string_view text) {

@@ -11,6 +11,7 @@
 #include "pao/cases/pairwise.hpp"
 #include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
+#include "pao/io/json_read.hpp"
 
 namespace pao::cases {
 
@@ -32,11 +33,7 @@ struct Grid {
 };
 
 std::string read_text(const std::filesystem::path& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(what, " ", path.string(), ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_text_file(path, std::string(what) + " " + path.string());
 }
 
 void check_keys(const ojson& j, std::initializer_list<std::string_view> known, const std::string& where) {
@@ -47,7 +44,7 @@ void check_keys(const ojson& j, std::initializer_list<std::string_view> known, c
         if (!list.empty()) list += ", ";
         list += k;
       }
-      fail(where, ": unknown key '", key, "' (expected ", list, ")");
+      fail(where, ": unknown key '", excerpt(key), "' (expected ", list, ")");
     }
   }
 }
@@ -67,15 +64,16 @@ Grid parse_grid(const ojson& g, const std::string& where) {
   if (g.contains("axes")) {
     if (!g["axes"].is_object()) fail(where, ": 'axes' must be an object: field -> list of values");
     for (const auto& [name, values] : g["axes"].items()) {
-      if (!values.is_array() || values.empty()) fail(where, ": axis '", name, "' must be a non-empty list");
+      if (!values.is_array() || values.empty())
+        fail(where, ": axis '", excerpt(name), "' must be a non-empty list");
       Axis axis{name, {}};
       for (const auto& v : values) {
         if (!v.is_object() && grid.fixed.contains(name))
-          fail(where, ": axis '", name, "' also appears in 'fixed'");
+          fail(where, ": axis '", excerpt(name), "' also appears in 'fixed'");
         if (v.is_object())
           for (const auto& [key, unused] : v.items())
             if (grid.fixed.contains(key))
-              fail(where, ": axis '", name, "' sets '", key, "', which 'fixed' also sets");
+              fail(where, ": axis '", excerpt(name), "' sets '", excerpt(key), "', which 'fixed' also sets");
         axis.values.push_back(v);
       }
       grid.axes.push_back(std::move(axis));
@@ -124,13 +122,8 @@ bool excluded(const Grid& grid, const ojson& c) {
 }  // namespace
 
 std::vector<Case> expand_suite_text(std::string_view json_text, std::string_view source, bool full) {
-  ojson j;
-  try {
-    j = ojson::parse(json_text.begin(), json_text.end());
-  } catch (const ojson::exception& e) {  // syntax, or a number out of range (1e400)
-    fail("suite ", source, ": invalid JSON: ", e.what());
-  }
   const std::string where = "suite " + std::string(source);
+  const ojson j = parse_ordered_json(json_text, where);
   if (!j.is_object()) fail(where, ": expected a JSON object");
   check_keys(j, {"suite", "description", "grids", "notes"}, where);
   if (!j.contains("grids") || !j["grids"].is_array() || j["grids"].empty())
@@ -149,13 +142,13 @@ std::vector<Case> expand_suite_text(std::string_view json_text, std::string_view
     for (const auto& row : chosen) {
       const ojson c = merged_case(grid, row);
       std::string case_where = grid_where;
-      if (!grid.label.empty()) case_where += " (" + grid.label + ")";
+      if (!grid.label.empty()) case_where += " (" + excerpt(grid.label) + ")";
       case_where += " case ";
-      case_where += c.dump();
+      case_where += json_excerpt(c);
       Case parsed = parse_case(c.dump(), case_where);
       auto [it, inserted] = origin.emplace(parsed.id, case_where);
       if (!inserted)
-        fail(where, ": two cases share the id '", parsed.id, "': ", it->second, " and ", case_where);
+        fail(where, ": two cases share the id '", excerpt(parsed.id), "': ", it->second, " and ", case_where);
       cases.push_back(std::move(parsed));
     }
   }
@@ -178,7 +171,7 @@ std::vector<SuiteInfo> list_suites(const std::filesystem::path& cases_dir) {
     if (entry.path().extension() != ".json") continue;
     SuiteInfo info{entry.path().stem().string(), "", entry.path()};
     try {
-      const ojson j = ojson::parse(read_text(entry.path(), "suite"));
+      const ojson j = parse_ordered_json(read_text(entry.path(), "suite"), "suite " + entry.path().string());
       if (j.contains("description") && j["description"].is_string()) info.description = j["description"];
     } catch (const std::exception&) {
       info.description = "(unreadable)";

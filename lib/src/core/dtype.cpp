@@ -2,6 +2,7 @@
 #include "pao/core/dtype.hpp"
 
 #include "pao/core/error.hpp"
+#include "pao/core/excerpt.hpp"
 
 namespace pao {
 
@@ -28,14 +29,15 @@ std::string dtype_names(bool (*keep)(DType)) { return joined(keep, &DTypeInfo::n
 DType parse_dtype(std::string_view name, std::string_view what) {
   for (const auto& d : kDTypes)
     if (d.name == name) return d.type;
-  fail(what, ": unknown dtype '", name, "' (expected one of ", joined(nullptr, &DTypeInfo::name, " "), ")");
+  fail(what, ": unknown dtype '", excerpt(name), "' (expected one of ",
+       joined(nullptr, &DTypeInfo::name, " "), ")");
 }
 
 DType parse_safetensors_dtype(std::string_view name) {
   for (const auto& d : kDTypes)
     if (d.safetensors == name) return d.type;
-  fail("safetensors dtype '", name, "' is not supported (", joined(nullptr, &DTypeInfo::safetensors, " "),
-       ")");
+  fail("safetensors dtype '", excerpt(name), "' is not supported (",
+       joined(nullptr, &DTypeInfo::safetensors, " "), ")");
 }
 
 }  // namespace pao

@@ -9,6 +9,10 @@
 #include <fstream>
 #include <mutex>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#endif
+
 #include "pao/core/error.hpp"
 
 namespace pao {
@@ -48,6 +52,23 @@ std::optional<std::uint64_t> cgroup_room() {
     return r;
   return room(read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
               read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes"));
+}
+
+/// The address space left under RLIMIT_AS (`ulimit -v`): the limit less this process's VmSize.
+/// A limit the process cannot grow past, however much the machine has free.
+std::optional<std::uint64_t> address_space_room() {
+#if defined(__linux__)
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::ifstream in("/proc/self/status");
+  std::uint64_t used = 0;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmSize:", 0) == 0) used = std::strtoull(line.c_str() + 7, nullptr, 10) * 1024;
+  const auto cap = static_cast<std::uint64_t>(limit.rlim_cur);
+  return cap > used ? cap - used : 0;
+#else
+  return std::nullopt;
+#endif
 }
 
 std::mutex g_mutex;
@@ -92,10 +113,10 @@ std::uint64_t parse_byte_size(std::string_view text, std::string_view what) {
 }
 
 std::optional<std::uint64_t> available_memory_bytes() {
-  const auto avail = mem_available();
-  const auto room = cgroup_room();
-  if (avail && room) return std::min(*avail, *room);
-  return avail ? avail : room;
+  std::optional<std::uint64_t> least;
+  for (const auto& bound : {mem_available(), cgroup_room(), address_space_room()})
+    if (bound) least = least ? std::min(*least, *bound) : *bound;
+  return least;
 }
 
 void set_memory_limit(std::string_view text) {
@@ -131,7 +152,7 @@ void require_memory(std::string_view what, double bytes, std::string_view shrink
   fail(what, " needs about ", format_bytes(bytes), " of memory, above the ",
        format_bytes(static_cast<double>(limit)), " ",
        source == "available on this machine"
-           ? "available on this machine (MemAvailable, or the cgroup's limit)"
+           ? "available on this machine (MemAvailable, the cgroup's limit or ulimit -v)"
            : "that " + source + " allows",
        ": ", shrink,
        "; or, if the estimate is too cautious, raise the limit: --memory-limit SIZE (pao golden, pao sim "

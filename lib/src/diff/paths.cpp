@@ -24,24 +24,48 @@ namespace {
 
 using golden::GoldenRef;
 
-/// ACTUAL for a case inside a folder: <id>.safetensors, <id>/, or the golden's file name.
+/// ACTUAL for a case inside a folder: <id>.safetensors, <id>/, or the golden's file name. One that
+/// cannot be examined (a symlink loop, no permission) is returned too: reading it fails that case.
 std::optional<fs::path> find_actual(const fs::path& dir, const GoldenRef& ref) {
   for (const fs::path& candidate :
        {dir / (ref.id + ".safetensors"), dir / ref.id, dir / ref.path.filename()}) {
-    if (fs::is_regular_file(candidate) || fs::is_directory(candidate)) return candidate;
+    std::error_code ec;
+    const fs::file_status st = fs::status(candidate, ec);
+    if (fs::is_regular_file(st) || fs::is_directory(st)) return candidate;
+    if (ec && fs::exists(fs::symlink_status(candidate, ec))) return candidate;
   }
   return std::nullopt;
+}
+
+/// `p` made canonical where it can be (the set of ACTUAL paths used), else `p` as it is.
+fs::path canonical_or_same(const fs::path& p) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(p, ec);
+  return ec ? p : c;
 }
 
 /// The vendor's own message for a case it could not run: ACTUAL/<id>.error, if there is one.
 std::optional<std::string> vendor_error(const fs::path& dir, const std::string& id) {
   const fs::path file = dir / (id + ".error");
-  if (!fs::is_regular_file(file)) return std::nullopt;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return std::nullopt;
   std::ifstream in(file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   if (text.size() > 2000) text = text.substr(0, 2000) + " [...]";
   return text;
+}
+
+/// A case whose ACTUAL could not be read: it fails with `error`. A golden that cannot be read is
+/// bad input for the whole run instead (rethrown here).
+CaseReport failed_case(const GoldenRef& ref, const fs::path& actual, const std::string& error) {
+  golden::golden_case_of(golden::TensorFile::open(ref.path));  // rethrows for a bad golden
+  CaseReport rep;
+  rep.case_id = ref.id;
+  rep.golden = ref.path;
+  rep.actual = actual;
+  rep.error = error;
+  return rep;
 }
 
 CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const DiffOptions& options,
@@ -53,7 +77,7 @@ CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const Diff
     rep.golden = ref.path;
     rep.actual = actual_dir;
     if (const auto message = vendor_error(actual_dir, ref.id)) {
-      used.insert(fs::weakly_canonical(actual_dir / (ref.id + ".error")));
+      used.insert(canonical_or_same(actual_dir / (ref.id + ".error")));
       rep.error = "the vendor could not run this case (" + ref.id + ".error): " + *message;
     } else if (options.allow_missing) {
       rep.not_run = true;
@@ -63,11 +87,11 @@ CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const Diff
     }
     return rep;
   }
-  used.insert(fs::weakly_canonical(*actual));
+  used.insert(canonical_or_same(*actual));
   try {
     CaseReport rep = diff_case(ref.path, *actual, options);
     if (const auto message = vendor_error(actual_dir, ref.id)) {
-      used.insert(fs::weakly_canonical(actual_dir / (ref.id + ".error")));
+      used.insert(canonical_or_same(actual_dir / (ref.id + ".error")));
       std::string first_line = message->substr(0, message->find('\n'));
       if (first_line.size() > 200) first_line = first_line.substr(0, 200) + " [...]";
       rep.notes.push_back("ACTUAL also holds " + ref.id + ".error (\"" + first_line +
@@ -78,14 +102,9 @@ CaseReport diff_one(const GoldenRef& ref, const fs::path& actual_dir, const Diff
   } catch (const golden::UnsoundGolden&) {
     throw;
   } catch (const Error& e) {
-    // A golden that cannot be read is bad input for the whole run; an unreadable ACTUAL fails its case.
-    golden::golden_case_of(golden::TensorFile::open(ref.path));  // rethrows for a bad golden
-    CaseReport rep;
-    rep.case_id = ref.id;
-    rep.golden = ref.path;
-    rep.actual = *actual;
-    rep.error = e.what();
-    return rep;
+    return failed_case(ref, *actual, e.what());
+  } catch (const fs::filesystem_error& e) {
+    return failed_case(ref, *actual, e.path1().string() + ": cannot read: " + e.code().message());
   }
 }
 
@@ -196,9 +215,10 @@ DiffReport diff_paths(const fs::path& golden, const fs::path& actual, const Diff
   for (const auto& entry : fs::directory_iterator(actual)) {
     if (!options.cases_glob.empty()) break;
     const fs::path& p = entry.path();
+    std::error_code ec;  // an entry that cannot be examined (a symlink loop) is listed by its name
     const bool candidate =
-        (entry.is_regular_file() && p.extension() == ".safetensors") || entry.is_directory();
-    if (candidate && !p.filename().string().starts_with(".") && !used.count(fs::weakly_canonical(p)))
+        (p.extension() == ".safetensors" && !entry.is_directory(ec)) || entry.is_directory(ec);
+    if (candidate && !p.filename().string().starts_with(".") && !used.count(canonical_or_same(p)))
       report.notes.push_back("ACTUAL " + p.string() + " matches no golden case");
   }
   report.dtype_pattern = dtype_path_cause(report.cases);

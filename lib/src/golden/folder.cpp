@@ -62,7 +62,20 @@ GoldenFolder list_goldens(const fs::path& dir) {
     } catch (const Error& e) {
       fail(dir.string(), ": its shard manifests disagree: ", e.what());
     }
-    return from_manifest(dir, std::move(all), shards.begin()->second.shard->count);
+    const std::int32_t count = shards.begin()->second.shard->count;
+    std::vector<std::int32_t> present;
+    for (const auto& [i, unused] : shards) present.push_back(i);
+    GoldenFolder folder = from_manifest(dir, std::move(all), count);
+    folder.shard_count = count;
+    folder.missing_shards = cases::missing_shard_ranges(present, count);
+    for (const auto& [first, last] : folder.missing_shards)
+      folder.missing_shard_count += std::int64_t{last} - first + 1;
+    if (!folder.missing_shards.empty()) {
+      Manifest writer = *folder.manifest;
+      writer.shard = cases::Shard{folder.missing_shards.front().first, count};
+      folder.missing_shard_command = golden_command(writer, dir);
+    }
+    return folder;
   }
   GoldenFolder folder;
   folder.dir = dir;
@@ -103,11 +116,35 @@ GoldenFolder golden_of_one(const fs::path& golden) {
   return folder;
 }
 
+namespace {
+
+/// A shard without its manifest has not run (or was killed), whether or not it holds a case: the
+/// folder is incomplete, as --merge-manifests says too.
+void require_every_shard(const GoldenFolder& folder) {
+  if (folder.missing_shards.empty()) return;
+  const std::size_t cases = folder.manifest ? folder.manifest->suite_cases.size() : 0;
+  std::string hint;
+  if (static_cast<std::size_t>(folder.shard_count) > cases)
+    hint = "; its suite has " + std::to_string(cases) + " cases, so shards " + std::to_string(cases) +
+           " and up hold none: shard it into at most " + std::to_string(cases) + " shards";
+  fail(folder.dir.string(), ": incomplete: ", folder.missing_shard_count, " of its ", folder.shard_count,
+       " shards have no manifest (shards ", cases::shard_ranges_text(folder.missing_shards),
+       "): every shard writes manifest-shard-i-of-N.json, even one that holds no case, so those have not "
+       "run. Complete it with: ",
+       folder.missing_shard_command, folder.missing_shard_count > 1 ? " (and likewise the others)" : "",
+       hint);
+}
+
+}  // namespace
+
 void require_complete(const GoldenFolder& folder, const std::string& glob) {
   std::vector<const MissingCase*> missing;
   for (const auto& m : folder.missing)
     if (glob.empty() || ::fnmatch(glob.c_str(), m.id.c_str(), 0) == 0) missing.push_back(&m);
-  if (missing.empty()) return;
+  if (missing.empty()) {
+    if (glob.empty()) require_every_shard(folder);  // --cases: the missing shards' cases are named above
+    return;
+  }
   const std::size_t expected = folder.manifest ? folder.manifest->suite_cases.size() : 0;
   std::string ids, commands;
   std::set<std::string> seen;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pao/core/error.hpp"
+#include "pao/io/json_read.hpp"
 #include "pao/io/sha256.hpp"
 
 namespace pao::golden {
@@ -33,12 +34,12 @@ std::optional<HashMismatch> golden_hash_mismatch(const fs::path& dir, const Mani
   if (entry.format == GoldenFormat::safetensors) return file_mismatch(path, entry.sha256);
   if (auto m = file_mismatch(path / "meta.json", entry.sha256)) return m;
   try {
-    std::ifstream in(path / "meta.json");
-    const nlohmann::json meta = nlohmann::json::parse(in);
+    const std::string origin = (path / "meta.json").string();
+    const nlohmann::json meta = parse_json(read_text_file(path / "meta.json", origin), origin);
     for (const auto& t : meta.at("tensors"))
       if (auto m = file_mismatch(path / t.at("file").get<std::string>(), t.at("sha256").get<std::string>()))
         return m;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const std::exception&) {  // nlohmann's or pao::Error (invalid, too deep, too large)
     return HashMismatch{path / "meta.json", entry.sha256, "unreadable"};
   }
   return std::nullopt;

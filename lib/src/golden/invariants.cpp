@@ -19,6 +19,7 @@
 #include "pao/kernels/reshape_and_cache.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/element.hpp"
+#include "pao/numerics/kv_quant.hpp"
 #include "pao/numerics/ulp.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -60,6 +61,7 @@ class Checker {
 
   InvariantReport run() {
     read_lengths();
+    if (c_.integer_cache()) check_codes();
     if (kind_.traits().writes_cache) {  // outputs of its own: the caches it writes
       report_.cache_write = true;
       check_cache_write();
@@ -140,6 +142,29 @@ class Checker {
         violation(name, shape_to_string(index_of_flat(golden.shape(), first)),
                   "cache write: " + std::to_string(differ) + " element(s) differ from " + name +
                       "_before with reshape_and_cache applied (the first at this index)");
+    }
+  }
+
+  /// An integer cache's codes lie in their dtype's range (u4 0..15 in a byte each, u8 0..255,
+  /// i8 -128..127): a code outside it decodes to a value no quantiser writes, yet the range of the
+  /// storage dtype hides it from every other check (a u4 code of 200 is a valid byte).
+  void check_codes() {
+    const CodeRange range = code_range(c_.cache_storage_dtype(), c_.kv_quant.bits);
+    for (const char* name : {"key_cache", "value_cache", "key_cache_before", "value_cache_before"}) {
+      if (!file_.has(name)) continue;
+      const Tensor t = file_.read(name);
+      const std::vector<double> codes = t.to_f64();
+      std::int64_t outside = 0, first = -1;
+      for (std::size_t i = 0; i < codes.size(); ++i)
+        if (!(codes[i] >= range.lo && codes[i] <= range.hi) && outside++ == 0)
+          first = static_cast<std::int64_t>(i);
+      report_.elements_checked += t.numel();
+      if (outside > 0)
+        violation(name, shape_to_string(index_of_flat(t.shape(), first)),
+                  "codes: " + std::to_string(outside) + " code(s) outside [" + num(range.lo) + ", " +
+                      num(range.hi) + "], the range of the case's " +
+                      std::string(cases::kv_cache_dtype_name(c_)) + " cache (the first, " +
+                      num(codes[static_cast<std::size_t>(first)]) + ", at this index)");
     }
   }
 

@@ -12,6 +12,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/io/atomic_file.hpp"
+#include "pao/io/json_read.hpp"
 
 namespace pao::golden {
 
@@ -110,10 +111,9 @@ std::string manifest_file_name(const std::optional<cases::Shard>& shard) {
 }
 
 Manifest read_manifest(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("manifest ", path.string(), ": cannot open the file");
+  const std::string origin = "manifest " + path.string();
+  const json j = parse_json(read_text_file(path, origin), origin);
   try {
-    const json j = json::parse(in);
     if (j.value("format", "") != "pao-golden-manifest")
       fail("manifest ", path.string(),
            ": not a pao golden manifest (\"format\" is not \"pao-golden-manifest\")");
@@ -133,7 +133,7 @@ Manifest read_manifest(const fs::path& path) {
     if (m.suite_case_commands.size() != m.suite_cases.size()) m.suite_case_commands.clear();
     return m;
   } catch (const json::exception& e) {
-    fail("manifest ", path.string(), ": malformed: ", e.what());
+    fail(origin, ": malformed: ", excerpt(e.what()));
   }
 }
 
@@ -204,14 +204,19 @@ Manifest merge_shard_manifests(const fs::path& dir) {
   const std::map<std::int32_t, Manifest> shards = read_shard_manifests(dir);
   require(!shards.empty(), "merge: no manifest-shard-*-of-*.json in ", dir.string());
   const std::int32_t count = shards.begin()->second.shard->count;
+  // Named up to an excerpt's length, counted in full: a million missing shards make one short line.
   std::string missing;
+  std::int64_t missing_count = 0;
   for (std::int32_t i = 0; i < count; ++i)
     if (!shards.count(i)) {
-      if (!missing.empty()) missing += ", ";
-      missing += std::to_string(i);
+      ++missing_count;
+      if (missing.size() < kExcerptChars)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+      else if (!missing.ends_with("..."))
+        missing += ", ...";
     }
-  require(missing.empty(), "merge: shards ", missing, " of ", count, " have no manifest in ", dir.string(),
-          " (still running, or failed?)");
+  require(missing_count == 0, "merge: shards ", missing, " of ", count, " have no manifest in ", dir.string(),
+          " (", missing_count, " missing: still running, or failed?)");
   Manifest merged;
   if (fs::exists(dir / "manifest.json")) merged = read_manifest(dir / "manifest.json");
   Manifest all;

@@ -8,6 +8,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/io/byte_source.hpp"
+#include "pao/io/json_read.hpp"
 #include "pao/io/npy.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 
@@ -22,10 +23,8 @@ using nlohmann::json;
 void read_meta_json(const fs::path& dir, SafetensorsMetadata& metadata,
                     std::map<std::string, std::pair<fs::path, std::optional<DType>>>& files) {
   const fs::path meta_path = dir / "meta.json";
-  std::ifstream in(meta_path, std::ios::binary);
-  if (!in) fail(meta_path.string(), ": cannot open the file");
+  const json meta = parse_json(read_text_file(meta_path, meta_path.string()), meta_path.string());
   try {
-    const json meta = json::parse(in);
     if (meta.contains("metadata"))
       for (const auto& [k, v] : meta.at("metadata").items()) metadata[k] = v.get<std::string>();
     if (meta.contains("case") && !metadata.count("case")) metadata["case"] = meta["case"].dump();
@@ -34,13 +33,14 @@ void read_meta_json(const fs::path& dir, SafetensorsMetadata& metadata,
         const std::string name = t.at("name").get<std::string>();
         const std::string file = t.at("file").get<std::string>();
         if (file.find('/') != std::string::npos || file.find("..") != std::string::npos)
-          fail(meta_path.string(), ": tensor '", name, "' names the file '", file, "' outside the folder");
+          fail(meta_path.string(), ": tensor '", excerpt(name), "' names the file '", excerpt(file),
+               "' outside the folder");
         files[name] = {dir / file,
                        parse_dtype(t.at("dtype").get<std::string>(), "meta.json dtype of " + name)};
       }
     }
   } catch (const json::exception& e) {
-    fail(meta_path.string(), ": malformed: ", e.what());
+    fail(meta_path.string(), ": malformed: ", excerpt(e.what()));
   }
 }
 
@@ -49,19 +49,25 @@ void read_meta_json(const fs::path& dir, SafetensorsMetadata& metadata,
 TensorFile TensorFile::open(const fs::path& path) {
   TensorFile f;
   f.path_ = path;
-  if (fs::is_directory(path)) {
-    f.npy_ = true;
-    if (fs::exists(path / "meta.json")) read_meta_json(path, f.metadata_, f.npy_files_);
-    // Plain folders (a vendor's outputs): every <name>.npy that meta.json does not list.
-    for (const auto& entry : fs::directory_iterator(path)) {
-      const std::string file = entry.path().filename().string();
-      if (!entry.is_regular_file() || entry.path().extension() != ".npy") continue;
-      const std::string name = file.substr(0, file.size() - 4);
-      if (!f.npy_files_.count(name)) f.npy_files_[name] = {entry.path(), std::nullopt};
+  try {
+    if (fs::is_directory(path)) {
+      f.npy_ = true;
+      if (fs::exists(path / "meta.json")) read_meta_json(path, f.metadata_, f.npy_files_);
+      // Plain folders (a vendor's outputs): every <name>.npy that meta.json does not list.
+      for (const auto& entry : fs::directory_iterator(path)) {
+        const std::string file = entry.path().filename().string();
+        std::error_code ec;  // an entry that cannot be examined (a symlink loop) is no tensor
+        if (!entry.is_regular_file(ec) || entry.path().extension() != ".npy") continue;
+        const std::string name = file.substr(0, file.size() - 4);
+        if (!f.npy_files_.count(name)) f.npy_files_[name] = {entry.path(), std::nullopt};
+      }
+      return f;
     }
-    return f;
+    if (!fs::is_regular_file(path)) fail(path.string(), ": no such file or folder");
+  } catch (const fs::filesystem_error& e) {
+    // The file's own error (a symlink loop, no permission), for the one case that reads it.
+    fail(path.string(), ": cannot read: ", e.code().message());
   }
-  if (!fs::is_regular_file(path)) fail(path.string(), ": no such file or folder");
   auto source = std::make_shared<FileSource>(path);
   f.header_ = read_safetensors_header(*source);
   f.metadata_ = f.header_.metadata;

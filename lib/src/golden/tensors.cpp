@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <numeric>
 
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -44,8 +46,10 @@ void put(SafetensorsMetadata& m, const char* key, std::string value) {
   m.insert_or_assign(key, std::move(value));
 }
 
-SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
-                                  const std::vector<std::string>& outputs) {
+}  // namespace
+
+SafetensorsMetadata golden_metadata(const Case& c, std::int64_t num_blocks,
+                                    const std::vector<std::string>& outputs) {
   const kinds::KernelKind& kind = kinds::kind_of(c);
   const bool attends = kind.traits().attends;  // without attention: no query, no attention options
   SafetensorsMetadata m;
@@ -60,7 +64,7 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
   put(m, "num_kv_heads", std::to_string(c.num_kv_heads));
   put(m, "head_size", std::to_string(c.head_size));
   put(m, "block_size", std::to_string(c.block_size));
-  put(m, "num_blocks", std::to_string(g.find("key_cache")->size(0)));
+  put(m, "num_blocks", std::to_string(num_blocks));
   put(m, "dtype", std::string(dtype_name(c.dtype)));
   put(m, "kv_cache_dtype", std::string(cases::kv_cache_dtype_name(c)));
   put(m, "cache_storage_dtype", std::string(dtype_name(c.cache_storage_dtype())));
@@ -97,6 +101,8 @@ SafetensorsMetadata make_metadata(const Case& c, const GoldenTensors& g,
   kind.write_metadata(c, m);
   return m;
 }
+
+namespace {
 
 /// A kind's names as the vector the golden API returns, built once per kind.
 template <typename Names>
@@ -150,40 +156,84 @@ double estimated_cost(const Case& c) {
   return kinds::kind_of(c).estimated_cost(c) + 2.0 * tokens * kv_width;  // the caches, generated and written
 }
 
-double estimated_peak_memory(const Case& c) {
+std::vector<MemoryTerm> estimated_memory_terms(const Case& c) {
+  // In doubles: a case's fields may be far too large for the int32 arithmetic of the builders,
+  // which is what this estimate stands guard for (num_seqs 2e9 x 17 tokens overflows pool blocks).
+  const kinds::KernelKind& kind = kinds::kind_of(c);
   const double dtype_bytes = static_cast<double>(dtype_size(c.dtype));
   const double cache_bytes = static_cast<double>(dtype_size(c.cache_storage_dtype()));
   const double kv_width = static_cast<double>(c.num_kv_heads) * c.head_size;
   const double q_width =
-      static_cast<double>(kinds::kind_of(c).traits().attends ? c.num_heads : c.num_kv_heads) * c.head_size;
-  const double slots = static_cast<double>(cases::pool_num_blocks(c)) * c.block_size;
+      static_cast<double>(kind.traits().attends ? c.num_heads : c.num_kv_heads) * c.head_size;
+  const double seqs = static_cast<double>(c.seq_lens.size());
+  double used_blocks = 0, widest = 0;
+  for (auto len : c.seq_lens) {
+    const double blocks = std::ceil(static_cast<double>(len) / std::max(c.block_size, 1));
+    used_blocks += blocks;
+    widest = std::max(widest, blocks);
+  }
+  const double pool_blocks = c.num_blocks > 0 ? c.num_blocks : used_blocks + seqs;  // cases::pool_num_blocks
   double rows = 0;  // query rows (decode: one per sequence) or new tokens
   for (std::size_t s = 0; s < c.seq_lens.size(); ++s) rows += c.query_lens.empty() ? 1 : c.query_lens[s];
   double param_bytes = 0;  // an integer cache's scales and zero points, per element of K and V together
   if (c.integer_cache())
     for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
       param_bytes += quant_param_bytes_per_element(c.kv_quant, t, c.head_size, c.block_size);
-  const double caches = slots * kv_width * (2 * cache_bytes + param_bytes);
+
+  std::vector<MemoryTerm> terms;
+  terms.push_back({"the K/V caches", c.num_blocks > 0 ? "num_blocks" : "seq_lens",
+                   pool_blocks * c.block_size * kv_width * (2 * cache_bytes + param_bytes)});
   // query, key/value, out, out_exact and the kernel outputs in the dtype, an fp64 accumulator
-  const double token_rows = rows * (q_width * (6 * dtype_bytes + 8) + 2 * kv_width * dtype_bytes);
-  double partials = 0;
-  if (kinds::kind_of(c).traits().partitioned)
-    partials = static_cast<double>(c.num_seqs) * c.num_heads *
-               max_num_partitions(c.max_seq_len, c.partition_size) * (c.head_size * dtype_bytes + 8);
+  terms.push_back({"the query and new-token rows", c.query_lens.empty() ? "num_seqs" : "query_lens",
+                   rows * (q_width * (6 * dtype_bytes + 8) + 2 * kv_width * dtype_bytes)});
+  const auto& own = kind.traits().fields;
+  if (std::find(own.begin(), own.end(), "padding_tokens") != own.end())  // key, value and a slot of -1
+    terms.push_back({"the key/value padding rows", "padding_tokens",
+                     static_cast<double>(c.padding_tokens) * (2 * kv_width * dtype_bytes + 8)});
+  terms.push_back({"the block tables", c.extra_table_columns > widest ? "extra_table_columns" : "num_seqs",
+                   seqs * std::max(widest + c.extra_table_columns, 1.0) * 4});
+  terms.push_back({"the per-sequence lengths", "num_seqs", seqs * 4 * 8});  // seq_lens, query_lens and copies
+  if (kind.traits().partitioned)
+    terms.push_back(
+        {"V2's partials", "max_seq_len",
+         seqs * c.num_heads *
+             std::ceil(static_cast<double>(std::max(c.max_seq_len, 1)) / std::max(c.partition_size, 1)) *
+             (c.head_size * dtype_bytes + 8)});
+  return terms;
+}
+
+double estimated_peak_memory(const Case& c) {
+  double bytes = 0;
+  for (const MemoryTerm& t : estimated_memory_terms(c)) bytes += t.bytes;
   // The tensors are held once and streamed to the file; the working memory of the kernels and the
   // writer stays below as much again plus 128 MB. Measured by tools/scripts/golden_peak_memory.py
   // (docs/golden.md "Memory"): peaks of 54 %, 47 % and 95 % of the estimate.
-  return 2.0 * (caches + token_rows + partials) + 128e6;
+  return 2.0 * bytes + 128e6;
+}
+
+void require_golden_memory(const Case& c, int concurrent) {
+  const std::vector<MemoryTerm> terms = estimated_memory_terms(c);
+  const MemoryTerm& largest = *std::max_element(
+      terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  const std::string field(largest.field);
+  require_memory(
+      "case " + c.id + (concurrent > 1 ? " (times --jobs " + std::to_string(concurrent) + ")" : "") +
+          " (mostly " + std::string(largest.what) + ", " + format_bytes(2 * largest.bytes) +
+          ", sized by its field '" + field + "')",
+      estimated_peak_memory(c) * std::max(concurrent, 1),
+      (field == "seq_lens" ? std::string("shorten its seq_lens (or num_blocks)") : "lower its " + field) +
+          (concurrent > 1 ? ", lower --jobs" : ""));
 }
 
 GoldenTensors make_golden(const Case& c, const OutputSelection& outputs) {
+  require_golden_memory(c);  // before anything is allocated: a clear error, not std::bad_alloc
   GoldenTensors g;
   g.golden_case = c;
   std::vector<std::string> names;
   for (auto& name : selected_output_names(c.kernel, outputs))
     if (kinds::golden_tensor_applies(c, name)) names.push_back(std::move(name));
   kinds::kind_of(c).build_golden(c, names, g);
-  g.metadata = make_metadata(c, g, names);
+  g.metadata = golden_metadata(c, g.find("key_cache")->size(0), names);
   return g;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "pao/core/error.hpp"
 #include "pao/golden/reader.hpp"
@@ -23,7 +24,59 @@ std::string index_text(const Shape& shape, std::int64_t flat) {
   return s + "]";
 }
 
+/// `text` quoted, cut to 80 characters (a value edited to be huge stays one short line).
+std::string quoted(const std::string& text) {
+  return "\"" + (text.size() > 80 ? text.substr(0, 80) + "[...]" : text) + "\"";
+}
+
+std::set<std::string> split_names(const std::string& text) {
+  std::set<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.insert(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> metadata_mismatches(const TensorFile& file) {
+  const cases::Case c = golden_case_of(file);
+  const SafetensorsMetadata& meta = file.metadata();
+  std::vector<std::string> out;
+  // The format first: a version this pao does not write may mean other keys and tensors.
+  const auto version = meta.find("format_version");
+  if (version != meta.end() && version->second != kGoldenFormatVersion)
+    out.push_back("format_version is " + quoted(version->second) + ": this pao writes and reads version " +
+                  kGoldenFormatVersion +
+                  " (regenerate the golden with pao golden, or use the pao that wrote it)");
+  std::vector<std::string> held;  // the outputs the file holds, whatever its "outputs" says
+  for (const auto& name : golden_output_names(c.kernel))
+    if (file.has(name)) held.push_back(name);
+  std::int64_t num_blocks = -1;
+  for (const char* cache : {"key_cache", "key_cache_before"})
+    if (num_blocks < 0 && file.has(cache)) {
+      const Tensor t = file.read(cache);
+      if (t.rank() > 0) num_blocks = t.size(0);
+    }
+  for (const auto& [key, want] : golden_metadata(c, std::max<std::int64_t>(num_blocks, 0), held)) {
+    if (key == "case" || key == "pao_version" || key == "format_version") continue;  // the source; any pao
+    if (key == "num_blocks" && num_blocks < 0) continue;                             // no cache to size it
+    const auto it = meta.find(key);
+    if (it == meta.end()) {
+      out.push_back("'" + key + "' is missing (the case gives " + quoted(want) + ")");
+    } else if (key == "outputs" ? split_names(it->second) != split_names(want) : it->second != want) {
+      out.push_back("'" + key + "' is " + quoted(it->second) + ", but " +
+                    (key == "outputs"      ? "the file holds "
+                     : key == "num_blocks" ? "the caches hold "
+                                           : "the case gives ") +
+                    quoted(want) + " (harnesses read this key, not the case)");
+    }
+  }
+  return out;
+}
 
 std::vector<std::string> recompute_mismatches(const TensorFile& file) {
   const GoldenTensors fresh = make_golden(golden_case_of(file));
@@ -73,6 +126,7 @@ GoldenCheck verify_golden(const GoldenFolder& folder, const GoldenRef& ref, bool
   }
   try {
     const TensorFile file = TensorFile::open(ref.path);
+    c.metadata_mismatches = metadata_mismatches(file);
     c.invariants = check_golden_invariants(file);
     if (recompute) {
       c.recomputed = true;
@@ -80,6 +134,8 @@ GoldenCheck verify_golden(const GoldenFolder& folder, const GoldenRef& ref, bool
     }
   } catch (const Error& e) {
     c.error = e.what();
+  } catch (const std::filesystem::filesystem_error& e) {
+    c.error = ref.path.string() + ": cannot read: " + e.code().message();
   }
   return c;
 }

@@ -11,8 +11,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "pao/core/errno_text.hpp"
 #include "pao/core/error.hpp"
 #include "pao/io/sha256.hpp"
 
@@ -50,15 +52,22 @@ void unregister_temporary(int slot) {
 char g_interrupted_note[512];
 std::size_t g_interrupted_note_size = 0;
 
-extern "C" void remove_temporaries_and_die(int sig) {
+extern "C" void remove_temporaries_and_exit(int sig) {
   for (int i = 0; i < kSlots; ++i)
     if (g_slot_state[i].load() == 2) ::unlink(g_slot_path[i]);
   if (g_interrupted_note_size > 0) {
     const ssize_t ignored = ::write(STDERR_FILENO, g_interrupted_note, g_interrupted_note_size);
     (void)ignored;
   }
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
+  ::_exit(interrupted_exit_status(sig));
+}
+
+/// Fails with "<target>: <what>: <errno text>" unless `result` is 0. errno is read here, after the
+/// call returned: read in the same argument list as the call, it could be read before the call
+/// ran (the order of evaluation of arguments is unspecified), giving "Success".
+void require_syscall(int result, const std::filesystem::path& target, const char* what) {
+  const int err = errno;
+  if (result != 0) fail(target.string(), ": ", what, ": ", errno_text(err));
 }
 
 /// The temporary file: removed on destruction unless committed.
@@ -79,10 +88,10 @@ class TempFile {
       name += std::to_string(g_temp_counter.fetch_add(1));
       path_ = dir / name;
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      const int err = errno;
       if (fd_ >= 0) slot_ = register_temporary(path_);
-      if (fd_ < 0 && (errno != EEXIST || attempt > 100))
-        fail(target.string(), ": cannot create a temporary file in ", dir.string(), ": ",
-             std::strerror(errno));
+      if (fd_ < 0 && (err != EEXIST || attempt > 100))
+        fail(target.string(), ": cannot create a temporary file in ", dir.string(), ": ", errno_text(err));
     }
   }
   ~TempFile() {
@@ -96,20 +105,21 @@ class TempFile {
   void write_all(const std::byte* p, std::size_t n) {
     while (n > 0) {
       const ssize_t put = ::write(fd_, p, n);
-      if (put < 0 && errno == EINTR) continue;
-      require(put > 0, target_.string(), ": write failed: ", std::strerror(errno));
+      const int err = errno;
+      if (put < 0 && err == EINTR) continue;
+      require(put > 0, target_.string(), ": write failed: ", put == 0 ? "no space left" : errno_text(err));
       p += put;
       n -= static_cast<std::size_t>(put);
     }
   }
 
   void commit() {
-    require(::fsync(fd_) == 0, target_.string(), ": fsync failed: ", std::strerror(errno));
+    require_syscall(::fsync(fd_), target_, "fsync failed");
     const int fd = fd_;
     fd_ = -1;
-    require(::close(fd) == 0, target_.string(), ": close failed: ", std::strerror(errno));
-    require(::rename(path_.c_str(), target_.c_str()) == 0, target_.string(),
-            ": cannot rename the temporary file into place: ", std::strerror(errno));
+    require_syscall(::close(fd), target_, "close failed");
+    require_syscall(::rename(path_.c_str(), target_.c_str()), target_,
+                    "cannot rename the temporary file into place");
     committed_ = true;
     // Make the rename itself durable. Some filesystems refuse fsync on a directory; the file is
     // complete either way, so that is not an error.
@@ -167,6 +177,12 @@ class TempFileSink final : public ByteSink {
 
 }  // namespace
 
+int interrupted_exit_status(int sig) {
+  // One policy for the two ways a run is stopped on purpose (Ctrl-C, a scheduler's SIGTERM): 130, as
+  // after Ctrl-C, so that scripts and the docs need one number; others (SIGHUP) 128 + the signal.
+  return sig == SIGINT || sig == SIGTERM ? 130 : 128 + sig;
+}
+
 WrittenFile write_file_atomically(const std::filesystem::path& path,
                                   const std::function<void(ByteSink&)>& produce) {
   TempFile file(path);
@@ -186,7 +202,7 @@ void install_temporary_cleanup(std::string_view note) {
   std::memcpy(g_interrupted_note, note.data(), n);
   if (n > 0 && g_interrupted_note[n - 1] != '\n') g_interrupted_note[n++] = '\n';
   g_interrupted_note_size = n;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temporaries_and_die);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temporaries_and_exit);
 }
 
 std::size_t remove_stale_temporaries(const std::filesystem::path& dir) {

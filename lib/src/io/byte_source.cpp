@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "pao/core/errno_text.hpp"
 #include "pao/core/error.hpp"
 
 namespace pao {
@@ -20,7 +21,8 @@ void MemorySource::read(std::uint64_t offset, void* dst, std::size_t n) const {
 
 FileSource::FileSource(const std::filesystem::path& path) : name_(path.string()) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  require(fd_ >= 0, name_, ": cannot open for reading: ", std::strerror(errno));
+  const int err = errno;
+  require(fd_ >= 0, name_, ": cannot open for reading: ", errno_text(err));
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd_);
@@ -38,8 +40,9 @@ void FileSource::read(std::uint64_t offset, void* dst, std::size_t n) const {
   auto* out = static_cast<char*>(dst);
   while (n > 0) {
     const ssize_t got = ::pread(fd_, out, n, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    require(got >= 0, name_, ": read error at byte ", offset, ": ", std::strerror(errno));
+    const int err = errno;
+    if (got < 0 && err == EINTR) continue;
+    require(got >= 0, name_, ": read error at byte ", offset, ": ", errno_text(err));
     require(got > 0, name_, ": truncated: the file ends at byte ", offset,
             " (was it changed while being read?)");
     out += got;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "pao/core/excerpt.hpp"
 #include "pao/kernels/prefix_attention.hpp"
 
 namespace pao::kinds::detail {
@@ -47,7 +48,7 @@ void PrefixStepKind::read_fields(const cases::FieldReader& f, cases::Case& c) co
   const std::string source = f.string("new_kv_source", "input");
   if (!try_parse_new_kv_source(source, c.new_kv_source))
     f.bad("new_kv_source",
-          "= \"" + source + "\": expected \"input\" (vLLM's context_attention_fwd) or \"cache\"");
+          "= \"" + excerpt(source) + "\": expected \"input\" (vLLM's context_attention_fwd) or \"cache\"");
   if (c.new_kv_source == NewKVSource::cache && !c.cache_new_tokens)
     f.bad("new_kv_source", "= \"cache\" reads the new tokens from the cache: it needs cache_new_tokens true");
 }

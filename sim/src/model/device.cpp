@@ -16,6 +16,7 @@
 #include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/suggest.hpp"
+#include "pao/io/json_read.hpp"
 
 namespace pao::sim {
 namespace {
@@ -108,11 +109,8 @@ bool valid_confidence(std::string_view c) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  require(static_cast<bool>(in), path.string(), ": cannot open device descriptor");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  if (!std::ifstream(path, std::ios::binary)) fail(path.string(), ": cannot open device descriptor");
+  return pao::read_text_file(path, path.string());
 }
 
 }  // namespace
@@ -176,16 +174,11 @@ void validate_device(const Device& d) {
 
 Device parse_device(std::string_view json_text, std::string_view origin_view) {
   const std::string origin(origin_view);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(origin, ": not valid JSON: ", e.what());
-  }
+  const nlohmann::json j = parse_json(json_text, origin);
   require(j.is_object(), origin, ": the descriptor must be a JSON object");
   for (const auto& [key, value] : j.items()) {
     require(key == "name" || key == "description" || key == "fields", origin, ": unknown top-level key '",
-            key, "' (expected name, description, fields)");
+            excerpt(key), "' (expected name, description, fields)");
     (void)value;
   }
   require(j.contains("name") && j["name"].is_string() && !j["name"].get<std::string>().empty(), origin,
@@ -200,12 +193,12 @@ Device parse_device(std::string_view json_text, std::string_view origin_view) {
   const auto& fields = j["fields"];
   for (const auto& [key, entry] : fields.items()) {
     const FieldSpec* f = find_field(key);
-    require(f != nullptr, origin, ": unknown field '", key, "' (known: ", known_keys_list(), ")");
+    require(f != nullptr, origin, ": unknown field '", excerpt(key), "' (known: ", known_keys_list(), ")");
     require(entry.is_object(), origin, ": field '", key,
             "' must be an object {value, unit, confidence, source}");
     for (const auto& [sub, unused] : entry.items()) {
       require(sub == "value" || sub == "unit" || sub == "confidence" || sub == "source", origin, ": field '",
-              key, "': unknown key '", sub, "' (expected value, unit, confidence, source)");
+              key, "': unknown key '", excerpt(sub), "' (expected value, unit, confidence, source)");
       (void)unused;
     }
     require(entry.contains("value") && entry["value"].is_number(), origin, ": field '", key,
@@ -213,7 +206,7 @@ Device parse_device(std::string_view json_text, std::string_view origin_view) {
     require(entry.contains("confidence") && entry["confidence"].is_string(), origin, ": field '", key,
             "': missing 'confidence' (measured, fitted, datasheet or assumed)");
     const auto confidence = entry["confidence"].get<std::string>();
-    require(valid_confidence(confidence), origin, ": field '", key, "': confidence '", confidence,
+    require(valid_confidence(confidence), origin, ": field '", key, "': confidence '", excerpt(confidence),
             "' is not one of measured, fitted, datasheet, assumed");
     require(entry.contains("source") && entry["source"].is_string() &&
                 !entry["source"].get<std::string>().empty(),

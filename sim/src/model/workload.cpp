@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "pao/core/error.hpp"
+#include "pao/core/excerpt.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/decode_plan.hpp"
 #include "pao/plan/launch_shape.hpp"
@@ -43,7 +44,7 @@ std::string_view to_string(KernelImplementation implementation) {
 KernelImplementation parse_kernel_implementation(std::string_view text, std::string_view what) {
   if (text == "vllm") return KernelImplementation::vllm;
   if (text == "pao-cuda") return KernelImplementation::pao_cuda;
-  fail(what, ": '", text, "' is not a kernel implementation (expected vllm or pao-cuda)");
+  fail(what, ": '", excerpt(text), "' is not a kernel implementation (expected vllm or pao-cuda)");
 }
 
 std::string KernelConfig::label() const {
@@ -71,7 +72,8 @@ std::int32_t parse_int(std::string_view text, std::string_view what) {
   std::int32_t value = 0;
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  require(ec == std::errc() && ptr == end && !text.empty(), what, ": '", text, "' is not an integer");
+  require(ec == std::errc() && ptr == end && !text.empty(), what, ": '", excerpt(text),
+          "' is not an integer");
   return value;
 }
 
@@ -98,14 +100,14 @@ KernelConfig parse_kernel_spec(std::string_view full_spec, const KernelConfig& d
   const std::string_view spec = full_spec.substr(0, at);
   if (at != std::string_view::npos)
     k.implementation =
-        parse_kernel_implementation(full_spec.substr(at + 1), "kernel '" + std::string(full_spec) + "'");
+        parse_kernel_implementation(full_spec.substr(at + 1), "kernel '" + excerpt(full_spec) + "'");
   const auto colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
   const std::string_view arg = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
   const bool has_arg = colon != std::string_view::npos;
   if (name == "v1") {
     k.kind = KernelVariant::v1;
-    require(!has_arg, "kernel '", spec, "': v1 takes no parameter");
+    require(!has_arg, "kernel '", excerpt(spec), "': v1 takes no parameter");
   } else if (name == "v2") {
     k.kind = KernelVariant::v2;
     if (has_arg) k.partition_size = parse_int(arg, "kernel v2:PARTITION_SIZE");
@@ -113,7 +115,7 @@ KernelConfig parse_kernel_spec(std::string_view full_spec, const KernelConfig& d
     k.kind = KernelVariant::prefix;
     if (has_arg) {
       const auto x = arg.find('x');
-      require(x != std::string_view::npos, "kernel '", spec,
+      require(x != std::string_view::npos, "kernel '", excerpt(spec),
               "': expected prefix:BLOCK_MxBLOCK_N, e.g. prefix:64x64");
       k.block_m = parse_int(arg.substr(0, x), "kernel prefix BLOCK_M");
       k.block_n = parse_int(arg.substr(x + 1), "kernel prefix BLOCK_N");
@@ -122,7 +124,7 @@ KernelConfig parse_kernel_spec(std::string_view full_spec, const KernelConfig& d
     k.kind = KernelVariant::fallback;
     if (has_arg) k.fallback_tile = parse_int(arg, "kernel fallback:TILE_TOKENS");
   } else {
-    fail("unknown kernel '", spec,
+    fail("unknown kernel '", excerpt(spec),
          "' (expected v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE], each with an optional @pao-cuda)");
   }
   require(k.partition_size > 0, "partition size = ", k.partition_size, ": must be positive");

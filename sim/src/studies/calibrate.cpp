@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -27,6 +28,8 @@
 
 #include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
+#include "pao/io/json_read.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/kernel_model.hpp"
 
@@ -60,16 +63,34 @@ const std::vector<std::string>& known_columns() {
 double to_number(const std::string& text, const std::string& where) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  require(!text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(v), where, ": '", text,
-          "' is not a number");
+  require(!text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(v), where, ": '",
+          excerpt(text), "' is not a number");
   return v;
 }
 
-std::int32_t to_int(const std::string& text, const std::string& where) {
+/// An integer cell in [lo, hi]; the message says which rule the text broke.
+std::int32_t to_int(const std::string& text, const std::string& where, std::int32_t lo, std::int32_t hi) {
   const double v = to_number(text, where);
-  require(std::floor(v) == v && std::fabs(v) < 2e9, where, ": '", text, "' is not an integer");
+  require(std::floor(v) == v, where, ": '", excerpt(text), "' is not an integer");
+  require(v >= lo && v <= hi, where, " = ", excerpt(text), ": out of range [", lo, ", ", hi, "]");
   return static_cast<std::int32_t>(v);
 }
+
+// The ranges of the integer columns: what a measured vLLM launch can have (int32 lengths, a batch of
+// at most a million sequences), so that a typo is refused where it is rather than simulated.
+constexpr std::int32_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
+constexpr std::int32_t kMaxSeqs = 1000000;
+constexpr std::int32_t kMaxHeads = 65536;
+constexpr std::int32_t kMaxHeadSize = 4096;
+constexpr std::int32_t kMaxBlockSize = 65536;
+// A measured time, in microseconds: from a nanosecond to a quarter of an hour. A subnormal or zero
+// time would make every relative error infinite (MAPE inf%) and the fit's logarithms NaN.
+constexpr double kMinTimeUs = 1e-3, kMaxTimeUs = 1e9;
+// CTAs of one row's launches: calibrate simulates every row hundreds of times.
+constexpr double kMaxRowCtas = 1e8;
+// The K/V cache one measured launch reads: more than any GPU's memory (an H200 has 141 GB, a B200
+// 192 GB) cannot have been measured.
+constexpr double kMaxRowKvBytes = 1e12;
 
 std::vector<std::size_t> ranks(const std::vector<double>& v) {
   std::vector<std::size_t> idx(v.size());
@@ -185,7 +206,7 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
       for (const auto& h : header) {
         const auto& known = known_columns();
         require(std::find(known.begin(), known.end(), h) != known.end(), origin, ":", line_no,
-                ": unknown column '", h, "'");
+                ": unknown column '", excerpt(h), "'");
       }
       for (const char* needed : {"kernel", "num_seqs", "num_heads", "head_size", "seq_len", "time_us"})
         require(std::find(header.begin(), header.end(), needed) != header.end(), origin, ":", line_no,
@@ -206,33 +227,35 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     Measurement m;
     m.line = line_no;
     Workload& w = m.workload;
-    w.num_seqs = to_int(get("num_seqs", ""), where("num_seqs"));
-    w.num_heads = to_int(get("num_heads", ""), where("num_heads"));
-    w.num_kv_heads = to_int(get("num_kv_heads", get("num_heads", "")), where("num_kv_heads"));
-    w.head_size = to_int(get("head_size", ""), where("head_size"));
-    w.block_size = to_int(get("block_size", "16"), where("block_size"));
-    const std::int32_t seq_len = to_int(get("seq_len", ""), where("seq_len"));
-    const std::int32_t query_len = to_int(get("query_len", "1"), where("query_len"));
-    require(w.num_seqs >= 0 && w.num_seqs <= 1000000, where("num_seqs"), ": out of range");
+    w.num_seqs = to_int(get("num_seqs", ""), where("num_seqs"), 1, kMaxSeqs);
+    w.num_heads = to_int(get("num_heads", ""), where("num_heads"), 1, kMaxHeads);
+    w.num_kv_heads = to_int(get("num_kv_heads", get("num_heads", "")), where("num_kv_heads"), 1, kMaxHeads);
+    w.head_size = to_int(get("head_size", ""), where("head_size"), 1, kMaxHeadSize);
+    w.block_size = to_int(get("block_size", "16"), where("block_size"), 1, kMaxBlockSize);
+    const std::int32_t seq_len = to_int(get("seq_len", ""), where("seq_len"), 0, kMaxInt32);
+    const std::int32_t query_len = to_int(get("query_len", "1"), where("query_len"), 0, kMaxInt32);
     w.seq_lens.assign(static_cast<std::size_t>(w.num_seqs), seq_len);
     if (query_len != 1) w.query_lens.assign(w.seq_lens.size(), query_len);
-    w.max_seq_len = to_int(get("max_seq_len", "0"), where("max_seq_len"));
+    w.max_seq_len = to_int(get("max_seq_len", "0"), where("max_seq_len"), 0, kMaxInt32);
     w.dtype = parse_dtype(get("dtype", "f16"), where("dtype"));
     w.kv_cache_dtype = cases::parse_kv_cache_dtype(get("kv_cache_dtype", "auto")).value_or(w.dtype);
     KernelConfig defaults;
     const std::string vllm_partition = std::to_string(KernelTuning{}.partition_size);
-    defaults.partition_size = to_int(get("partition_size", vllm_partition), where("partition_size"));
+    defaults.partition_size =
+        to_int(get("partition_size", vllm_partition), where("partition_size"), 1, kMaxInt32);
     defaults.implementation =
         parse_kernel_implementation(get("implementation", "vllm"), where("implementation"));
     m.kernel = parse_kernel_spec(get("kernel", ""), defaults);
-    m.time_us = to_number(get("time_us", ""), where("time_us"));
-    require(m.time_us > 0, where("time_us"), ": must be positive");
+    const std::string time_text = get("time_us", "");
+    m.time_us = to_number(time_text, where("time_us"));
+    require(std::isnormal(m.time_us) && m.time_us >= kMinTimeUs && m.time_us <= kMaxTimeUs, where("time_us"),
+            " = ", excerpt(time_text), ": must be a time in [", kMinTimeUs, ", ", kMaxTimeUs,
+            "] microseconds");
     const std::string timing = get("timing", "gpu");
-    require(timing == "gpu" || timing == "host" || timing == "loop", where("timing"), ": '", timing,
+    require(timing == "gpu" || timing == "host" || timing == "loop", where("timing"), ": '", excerpt(timing),
             "' must be gpu, host or loop");
     m.timing = timing == "host" ? Timing::host : timing == "loop" ? Timing::loop : Timing::gpu;
-    m.pool_blocks = to_int(get("pool_blocks", "1024"), where("pool_blocks"));
-    require(m.pool_blocks > 0, where("pool_blocks"), ": must be positive");
+    m.pool_blocks = to_int(get("pool_blocks", "1024"), where("pool_blocks"), 1, kMaxInt32);
     m.source = get("source", "");
     m.gpu = get("gpu", get("device", ""));
     try {
@@ -240,6 +263,20 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     } catch (const Error& e) {
       fail(origin, ":", line_no, ": ", e.what());
     }
+    // Sized without building anything: the launches of a row are built at every step of a fit.
+    double tokens = 0;
+    for (const auto len : w.seq_lens) tokens += len;
+    const double kv_bytes = tokens * 2 * w.num_kv_heads * w.head_size * kv_bytes_per_element(w);
+    require(kv_bytes <= kMaxRowKvBytes, origin, ":", line_no, ": seq_len = ", seq_len,
+            " x num_seqs = ", w.num_seqs, " tokens of ", w.num_kv_heads, " KV heads of ", w.head_size,
+            " are ", format_bytes(kv_bytes), " of K/V cache, more than any GPU holds (",
+            format_bytes(kMaxRowKvBytes), "): not a launch that was measured");
+    const double ctas = estimated_ctas(w, m.kernel);
+    require(ctas <= kMaxRowCtas, origin, ":", line_no, ": ", w.to_string(), " with ", m.kernel.label(),
+            " is ", ctas, " CTAs, above the ", kMaxRowCtas,
+            " a measurement row may simulate (check num_seqs, num_heads, seq_len)");
+    require_memory(origin + ":" + std::to_string(line_no) + ": simulating " + w.to_string(), 72.0 * ctas,
+                   "check num_seqs, num_heads and seq_len");
     m.group_name = get("group", workload_key(w) + " " + timing);
     m.group = groups.emplace(m.group_name, groups.size()).first->second;
     rows.push_back(std::move(m));
@@ -272,11 +309,8 @@ std::filesystem::path find_measurements(const std::string& arg) {
 
 std::vector<Measurement> load_measurements(const std::string& arg) {
   const std::string path = find_measurements(arg).string();
-  std::ifstream in(path, std::ios::binary);
-  require(static_cast<bool>(in), path, ": cannot open measurements");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return parse_measurements(os.str(), path);
+  require(static_cast<bool>(std::ifstream(path, std::ios::binary)), path, ": cannot open measurements");
+  return parse_measurements(read_text_file(path, path), path);
 }
 
 std::vector<Measurement> load_measurements(const std::vector<std::string>& paths) {

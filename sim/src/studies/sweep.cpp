@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "pao/core/error.hpp"
+#include "pao/core/memory.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/kernel_model.hpp"
 
@@ -20,8 +22,17 @@ double parse_number(std::string_view text, std::string_view what) {
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
   require(!s.empty() && end != s.c_str() && *end == '\0', what, ": '", s, "' is not a number");
+  require(std::isfinite(v), what, ": '", s, "' is not a finite number");
   return v;
 }
+
+/// The smallest value of a workload / kernel axis: lengths and registers may be 0 (an empty sequence,
+/// the model's default), every count and size at least 1.
+double axis_minimum(const std::string& name) {
+  return name == "seq-len" || name == "query-len" || name == "max-seq-len" || name == "regs" ? 0 : 1;
+}
+
+constexpr std::size_t kMaxAxisValues = 100000;
 
 bool is_workload_axis(const std::string& name) {
   const auto& names = workload_axis_names();
@@ -86,11 +97,12 @@ Axis parse_axis(std::string_view spec) {
     if (step[0] == 'x') {
       require(s > 1 && start > 0, what, ": a geometric axis needs start > 0 and factor > 1");
       axis.geometric = true;
-      for (double v = start; v <= stop * (1 + 1e-12); v *= s)
+      for (double v = start; v <= stop * (1 + 1e-12) && axis.values.size() <= kMaxAxisValues; v *= s)
         axis.values.push_back(std::round(v * 1e6) / 1e6);
     } else {
       require(s > 0, what, ": step must be positive");
-      for (double v = start; v <= stop + s * 1e-9; v += s) axis.values.push_back(v);
+      for (double v = start; v <= stop + s * 1e-9 && axis.values.size() <= kMaxAxisValues; v += s)
+        axis.values.push_back(v);
     }
   } else {
     std::size_t pos = 0;
@@ -104,7 +116,20 @@ Axis parse_axis(std::string_view spec) {
     axis.geometric =
         axis.values.size() > 2 && axis.values.front() > 0 && axis.values.back() / axis.values.front() >= 16;
   }
-  require(!axis.values.empty() && axis.values.size() <= 100000, what, ": needs 1..100000 values");
+  require(!axis.values.empty() && axis.values.size() <= kMaxAxisValues, what, ": needs 1..", kMaxAxisValues,
+          " values");
+  if (is_workload_axis(axis.name)) {  // a device field's range is the descriptor's (set_device_field)
+    const double lo = axis_minimum(axis.name);
+    for (const double v : axis.values)
+      require(std::floor(v) == v && v >= lo && v <= std::numeric_limits<std::int32_t>::max(), what,
+              ": value ", v, " must be an integer in [", lo, ", ", std::numeric_limits<std::int32_t>::max(),
+              "]");
+  }
+  if (axis.name == "num-seqs") {  // every point builds its lengths: checked before any is allocated
+    const auto most = static_cast<std::int64_t>(*std::max_element(axis.values.begin(), axis.values.end()));
+    require_memory(what + " = " + std::to_string(most) + " (the per-sequence lengths of a point)",
+                   32.0 * most, "lower the num-seqs axis");
+  }
   return axis;
 }
 

@@ -74,6 +74,14 @@ struct AuditMatrix {
 
 AuditMatrix make_matrix(const std::vector<CaseAudit>& audits);
 
+/// What the audit judged nothing of, one line each ("" none): the whole run, when no mutation
+/// applied to any case (a suite of reshape_and_cache cases only, or mutations that fit none of its
+/// cases); else each mutation of `named` (those --mutations asked for) that applied to no case.
+/// Nothing audited is not a pass: `pao audit` exits 1 on any line, as `pao diff` does on nothing
+/// compared. `suite_cases`: the cases of the suite, audited or not.
+std::vector<std::string> audited_nothing(const std::vector<CaseAudit>& audits, std::size_t suite_cases,
+                                         const std::vector<std::string>& named);
+
 std::string render_matrix_text(const AuditMatrix& m);
 std::string render_audit_json(const std::vector<CaseAudit>& audits, const AuditMatrix& m);
 /// A heat map: green where every applicable case is as expected, red where none is, grey where

@@ -40,4 +40,11 @@ std::string not_applicable(const Mutation& m, const cases::Case& c);
 std::vector<std::pair<std::string, Tensor>> vendor_outputs(const Mutation& m, const cases::Case& c,
                                                            const golden::GoldenTensors& golden);
 
+/// Adds to `outputs` the caches a kind that writes them (write_and_attend, reshape_and_cache) hands
+/// over beside its attention output, from `golden`, where `outputs` lacks them: the library's bugs
+/// are the attention's, so its vendors write the caches right. Only the caches the case has (an
+/// integer cache's scales and zero points with an integer cache).
+void add_written_caches(const cases::Case& c, const golden::GoldenTensors& golden,
+                        std::vector<std::pair<std::string, Tensor>>& outputs);
+
 }  // namespace pao::audit

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pao/cases/case.hpp"
@@ -36,5 +38,15 @@ Shard shard_from_environment(const EnvironmentLookup& getenv);
 
 /// `pao golden --shard`: "i/N", or "auto" for shard_from_environment(std::getenv).
 Shard resolve_shard(std::string_view text);
+
+/// Inclusive ranges [first, last] of shard indices, ascending.
+using ShardRanges = std::vector<std::pair<std::int32_t, std::int32_t>>;
+
+/// The indices of [0, count) that `present` (ascending, each inside [0, count)) lacks, as ranges:
+/// a million missing shards are one range, never a million numbers.
+ShardRanges missing_shard_ranges(const std::vector<std::int32_t>& present, std::int32_t count);
+
+/// "5-999999", "1, 3, 6-7": the first `max_shown` ranges, then ", ... (R ranges)".
+std::string shard_ranges_text(const ShardRanges& ranges, std::size_t max_shown = 4);
 
 }  // namespace pao::cases

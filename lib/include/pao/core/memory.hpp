@@ -19,7 +19,8 @@ std::string format_bytes(double bytes);
 std::uint64_t parse_byte_size(std::string_view text, std::string_view what);
 
 /// What this process may still allocate: /proc/meminfo's MemAvailable, lowered to the room left
-/// under a cgroup limit (v2 memory.max - memory.current, v1 memory.limit_in_bytes - usage).
+/// under a cgroup limit (v2 memory.max - memory.current, v1 memory.limit_in_bytes - usage) and
+/// under the address-space limit (`ulimit -v`: RLIMIT_AS - VmSize).
 /// nullopt where neither is known (not Linux).
 std::optional<std::uint64_t> available_memory_bytes();
 

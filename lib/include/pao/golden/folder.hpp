@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pao/cases/shard.hpp"
 #include "pao/golden/manifest.hpp"
 
 namespace pao::golden {
@@ -33,6 +34,12 @@ struct GoldenFolder {
   /// The cases the manifest(s) say the folder's run holds (Manifest::suite_cases) that it does not
   /// hold, in the suite's order.
   std::vector<MissingCase> missing;
+  /// Read from shard manifests: the shards of the N that have no manifest (every shard writes
+  /// one, even one that holds no case), how many, and the command that writes the first.
+  cases::ShardRanges missing_shards;
+  std::int64_t missing_shard_count = 0;
+  std::int32_t shard_count = 0;
+  std::string missing_shard_command;
   /// Why completeness could not be checked ("" when it was): no manifest, or one written by a pao
   /// that did not record its suite's cases.
   std::string completeness_unknown;
@@ -43,8 +50,10 @@ struct GoldenFolder {
 GoldenFolder list_goldens(const std::filesystem::path& dir);
 
 /// Throws pao::Error (bad input: exit 2) when `folder` lacks cases of its run: how many, the first
-/// few ids and the commands that write them. With a non-empty `glob` (`pao diff --cases`: a
-/// subset on purpose) only missing cases whose id matches it count.
+/// few ids and the commands that write them; or, read from shard manifests, lacks the manifest of
+/// a shard (docs/golden.md: a shard missing is refused, as --merge-manifests refuses it). With a
+/// non-empty `glob` (`pao diff --cases`: a subset on purpose) only missing cases whose id matches
+/// it count.
 void require_complete(const GoldenFolder& folder, const std::string& glob = "");
 
 /// One golden file or npy folder as a folder of one case: its id, and its folder's manifest when

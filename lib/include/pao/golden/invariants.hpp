@@ -9,6 +9,8 @@
 //              output dtype's unit roundoff, delta the fp32 error bound of one logit
 //              (docs/golden.md, "Golden integrity", derives it)
 //   partials   for every non-empty V2 partition: max_logits finite, exp_sums finite and >= 1
+//   codes      an integer cache's codes lie in the range of its dtype (u4 0..15, u8 0..255, i8
+//              -128..127), in every slot (the poison of unused slots is qmax)
 // A violation names the tensor, the index and the invariant.
 #pragma once
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct GoldenTensors {
 /// outputs is kept is not run. Throws pao::Error for a case the kernels reject.
 GoldenTensors make_golden(const cases::Case& c, const OutputSelection& outputs = {});
 
+/// The `__metadata__` make_golden writes for case `c`: the case as JSON and, flat, every field a
+/// harness reads (kernel, scale, sizes, dtypes, format_version, ...); `num_blocks` is the caches'
+/// first dimension, `outputs` the outputs the file holds. `pao verify` checks a file's flat keys
+/// against it.
+SafetensorsMetadata golden_metadata(const cases::Case& c, std::int64_t num_blocks,
+                                    const std::vector<std::string>& outputs);
+
 /// The outputs of golden_output_names that `g` lacks (left out by `pao golden --outputs`).
 std::vector<std::string> missing_outputs(const GoldenTensors& g);
 
@@ -56,10 +64,26 @@ const std::vector<std::string>& golden_output_names(cases::CaseKernel kernel);
 /// Relative work of a case (multiply-adds of its kernels plus bytes written), for ETAs.
 double estimated_cost(const cases::Case& c);
 
-/// Bytes `make_golden(c)` and its writing hold at their peak, an upper estimate (the caches, the
-/// token rows and their outputs, V2's partials, twice over; the factor is measured, docs/golden.md
-/// "Memory"). `pao golden` refuses a run above the machine's memory.
+/// One term of estimated_peak_memory (before its factor of two): what it holds, the case field that
+/// sizes it (what an error tells the user to lower) and its bytes.
+struct MemoryTerm {
+  std::string_view what;   // "the K/V caches"
+  std::string_view field;  // "seq_lens", "padding_tokens", "extra_table_columns", ...
+  double bytes = 0;
+};
+/// Every allocation make_golden sizes from the case's fields: the caches, the token rows and their
+/// outputs, padding rows, block tables, the per-sequence lists, V2's partials. In doubles, so that
+/// no field is too large to estimate.
+std::vector<MemoryTerm> estimated_memory_terms(const cases::Case& c);
+
+/// Bytes `make_golden(c)` and its writing hold at their peak, an upper estimate (the terms above,
+/// twice over, plus 128 MB; the factor is measured, docs/golden.md "Memory").
 double estimated_peak_memory(const cases::Case& c);
+
+/// Throws pao::Error (pao/core/memory.hpp require_memory) when `concurrent` cases like `c` need more
+/// than the memory limit, naming the case, its largest term and the field that sizes it.
+/// make_golden calls it before it allocates anything.
+void require_golden_memory(const cases::Case& c, int concurrent = 1);
 
 /// Shortest decimal text that reads back as the same f32 (metadata values).
 std::string format_f32(float v);

@@ -32,10 +32,13 @@ WrittenFile write_file_atomically(const std::filesystem::path& path,
 WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents);
 
 /// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written, writes `note` (if not
-/// empty; e.g. "pao golden: interrupted; rerun the same command to resume") to stderr, then lets the
-/// signal end the process (exit status 128 + the signal: 130 for Ctrl-C). For long-running commands
-/// such as `pao golden`.
+/// empty; e.g. "pao golden: interrupted; rerun the same command to resume") to stderr, then exits
+/// with interrupted_exit_status(signal). For long-running commands such as `pao golden`.
 void install_temporary_cleanup(std::string_view note = {});
+
+/// The exit status of a run stopped by `signal`: 130 for SIGINT (Ctrl-C) and SIGTERM (a
+/// scheduler's stop) alike, 128 + the signal for any other.
+int interrupted_exit_status(int signal);
 
 /// Removes the temporaries in `dir` (files and folders named ".<name>.pao-tmp.*", ".pao-tmp-*",
 /// ".pao-old-*") whose writing process no longer runs: what a killed run left behind. Returns how

@@ -38,6 +38,9 @@ using SafetensorsMetadata = std::map<std::string, std::string>;
 struct SafetensorsEntry {
   std::string name;
   DType dtype = DType::f32;
+  /// A dtype of the format pao has no DType for ("I16", "BOOL", ...), else empty: the header is
+  /// valid and the tensor can be listed or ignored; reading it throws, naming the dtype.
+  std::string foreign_dtype;
   Shape shape;
   std::uint64_t begin = 0;  // read headers: offsets in the file (data_offsets + data_start)
   std::uint64_t end = 0;

@@ -1,0 +1,14 @@
+// Excerpts of input values for error messages (pao/core/excerpt.hpp).
+#include "pao/core/excerpt.hpp"
+
+namespace pao {
+
+std::string excerpt(std::string_view text, std::size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  std::size_t keep = max_chars > 30 ? max_chars - 30 : max_chars;  // room for "... (N characters)"
+  // Back up to the start of a UTF-8 sequence (continuation bytes are 10xxxxxx).
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  return std::string(text.substr(0, keep)) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
+}  // namespace pao

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Issue 41, the tools' rows: pao mutate on every kind (all of a kind's outputs, nothing half-written),
+# never green on an audit of nothing, no output over an input (data loss), one signal policy (130),
+# the system's words for a failed rename, flip_bit.py on every dtype. Each check also runs the
+# legitimate path beside the refused one. Usage: adversarial_tools.sh PAO
+. "$(dirname "$0")/lib/checks.bash" "$1"
+scripts=$(cd "$(dirname "$0")/../../tools/scripts" && pwd)
+cd "$tmp" || exit 2
+
+# A non-integer write_and_attend case (the first of the shipped suite, smaller) and a reshape_and_cache
+# one: every output of the kind, bug or not, and pao diff judges them as the promise says.
+cat >wa.json <<'JSON'
+{"id": "wa", "kernel": "write_and_attend", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+ "seq_lens": [1, 20, 40], "query_lens": [1, 0, 7], "seed": 11}
+JSON
+cat >rc.json <<'JSON'
+{"id": "rc", "kernel": "reshape_and_cache", "num_kv_heads": 2, "head_size": 32, "dtype": "f16",
+ "seq_lens": [20], "query_lens": [8]}
+JSON
+expect 0 golden --case wa.json --case rc.json --out g
+expect 0 mutate g ok --bug none
+expect 0 diff g ok
+expect 0 mutate g rounded --bug correctly_rounded
+expect 0 diff g rounded
+expect 0 mutate g broken --bug last_token_dropped
+expect 1 diff g broken
+says stdout "case rc  PASS"
+python3 - broken/wa.safetensors <<'PY' >stdout 2>&1
+import json, struct, sys
+with open(sys.argv[1], "rb") as f:
+    (n,) = struct.unpack("<Q", f.read(8))
+    print(" ".join(sorted(k for k in json.loads(f.read(n)) if k != "__metadata__")))
+PY
+says stdout "key_cache out value_cache"
+# An error midway (the second golden damaged) leaves OUT as it was: no folder, no temporary.
+cp -r g damaged
+head -c 500 g/wa.safetensors >damaged/wa.safetensors
+expect 2 mutate damaged half --bug none
+check "mutate's error leaves no OUT and no temporary" test -z "$(ls -A | grep -e '^half$' -e 'half.pao-tmp')"
+
+# audit on nothing: a suite of reshape_and_cache cases only, a mutation that fits no case
+cat >rcsuite.json <<'JSON'
+{"suite": "rc", "description": "cache writes only", "grids": [{"name": "g", "fixed": {"kernel": "reshape_and_cache",
+ "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "query_lens": [8]}, "axes": {"seq_lens": [[20], [9]]}}]}
+JSON
+cat >suite.json <<'JSON'
+{"suite": "tiny", "description": "one case", "grids": [{"name": "g", "fixed": {"num_heads": 4, "num_kv_heads": 2,
+ "head_size": 32, "dtype": "f16", "partition_size": 32, "seq_lens": [40, 70]}}]}
+JSON
+expect 1 audit --suite rcsuite.json
+says stdout "nothing was audited, which is not a pass"
+expect 1 audit --suite suite.json --mutations alibi_missing
+says stdout "nothing was audited, which is not a pass"
+expect 1 audit --suite suite.json --mutations alibi_missing,last_token_dropped
+says stdout "alibi_missing applies to none of the 1 cases audited"
+cat >none.json <<'JSON'
+{"suite": "none", "description": "every case excluded", "grids": [{"name": "g", "fixed": {"num_heads": 4,
+ "num_kv_heads": 2, "head_size": 32, "dtype": "f16"}, "axes": {"seq_lens": [[40], [70]]}, "exclude": [{"num_heads": 4}]}]}
+JSON
+expect 2 audit --suite none.json
+says stderr "selects no case"
+expect 0 audit --suite suite.json --mutations last_token_dropped,independent_kernel
+says stdout "every bug caught, every legitimate variation passed"
+
+# data loss: no output over an input, in every command that writes one
+cp -r g g.kept
+expect 2 diff g ok --json g
+says stderr "pao diff: error: --json g: that is GOLDEN"
+expect 2 diff g ok --junit ./g/../g/wa.safetensors
+expect 2 diff g ok --json ok/out.safetensors
+says stderr "a tensor file or folder inside ok (ACTUAL)"
+expect 2 diff g ok --json g/report.json
+says stderr "inside the folder g (GOLDEN)"
+# a report beside the vendor's outputs (what the example harnesses write) is not over an input
+expect 0 diff g ok --json ok/report.json
+ln -s g link
+expect 2 diff g ok --json link
+check "the golden folder is untouched" diff -r g g.kept
+expect 0 diff g ok --json report.json --junit report.xml
+expect 2 mutate g g --bug none
+expect 2 mutate g g/vendor
+check "the golden folder is untouched" diff -r g g.kept
+expect 2 golden --case wa.json --out wa.json
+says stderr "--out wa.json: that is --case"
+cp wa.json manifest.json
+expect 2 golden --case manifest.json --out .
+says stderr "that is --case (manifest.json)"
+check "the case file is untouched" cmp -s wa.json manifest.json
+expect 2 golden --suite suite.json --out suite.json
+says stderr "that is --suite"
+expect 2 audit --suite suite.json --mutations last_token_dropped --json suite.json
+expect 2 audit --suite suite.json --mutations last_token_dropped --svg suite.json
+expect 0 audit --suite suite.json --mutations last_token_dropped --json audit.json --svg audit.svg
+expect 0 sim calibrate --device h200 --synthesize truth.csv
+expect 2 sim calibrate --device h200 -m truth.csv --out truth.csv
+says stderr "--out truth.csv: that is --measurements"
+cp "$scripts/../../data/devices/h200.json" h200.json
+expect 2 sim calibrate --device h200.json --synthesize h200.json
+says stderr "that is --device"
+expect 2 sim sweep --device h200.json --kernels v1,v2:512 --axis seq-len=1024:2048:x2 --csv h200.json
+says stderr "that is --device"
+expect 0 sim sweep --device h200.json --kernels v1,v2:512 --axis seq-len=1024:2048:x2 --csv sweep.csv
+expect 2 sim advise --device h200.json --svg h200.json
+says stderr "that is --device"
+
+# --json DIR: the system's words, not "Success"
+mkdir -p adir
+expect 2 diff g ok --json adir
+says stderr "cannot rename the temporary file into place: Is a directory"
+
+# SIGTERM (a scheduler's stop) exits 130 as Ctrl-C does, leaving no half-written file
+cat >slow.json <<'JSON'
+{"suite": "slow", "description": "long enough to stop", "grids": [{"name": "g", "fixed": {"num_heads": 8,
+ "num_kv_heads": 2, "head_size": 128, "dtype": "f32"}, "axes": {"seq_lens": [[60000], [60001], [60002], [60003]]}}]}
+JSON
+"$pao" golden --suite slow.json --out slow >stdout 2>stderr &
+pid=$!
+for _ in $(seq 100); do [ -f slow/manifest.json ] && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+got=$?
+check "pao golden stopped by SIGTERM exits 130 (got $got)" test "$got" = 130
+says stderr "interrupted; the cases already written are kept: rerun the same command to resume"
+check "no temporary left behind" test -z "$(ls -A slow | grep pao-tmp)"
+
+# flip_bit.py on an I8 cache (and every other dtype safetensors defines): the damage is caught
+cat >i8.json <<'JSON'
+{"id": "i8", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32,
+ "seq_lens": [40, 7], "kv_cache_dtype": "i8"}
+JSON
+expect 0 golden --case i8.json --out gi8
+expect 0 verify gi8
+if python3 "$scripts/flip_bit.py" gi8/i8.safetensors key_cache 6 --element 3 2>stderr; then
+  echo "ok:   flip_bit.py flips a bit of an I8 tensor"
+else
+  echo "FAIL: flip_bit.py on an I8 tensor"; head -c 400 stderr; failures=$((failures + 1))
+fi
+expect 1 verify gi8
+
+finish
