@@ -170,6 +170,7 @@ TEST_CASE("the benchmark's CSV is the measurement CSV of pao sim calibrate") {
   loop.timing = "loop";
   loop.pool_blocks = 1000;
   loop.max_seq_len = 8192;
+  loop.note = "vLLM's manner, \"loop\"\nover a pool";  // quoted as RFC 4180 says, read back as one cell
   const std::string csv = "# comment\n" + bench::measurement_csv_header() + "\n" +
                           bench::measurement_csv_row(v1) + "\n" + bench::measurement_csv_row(v2) + "\n" +
                           bench::measurement_csv_row(fp8) + "\n" + bench::measurement_csv_row(prefix) + "\n" +

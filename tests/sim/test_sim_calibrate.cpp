@@ -91,6 +91,30 @@ TEST_CASE("sim calibrate: CSV values out of their range are refused at their lin
                        doctest::Contains("CTAs"), pao::Error);
 }
 
+TEST_CASE("sim calibrate: a measurement CSV as pandas or a spreadsheet writes it reads") {
+  // pandas' df.to_csv(path): an unnamed index column, a quoted note holding commas and quotes,
+  // CRLF line ends from a spreadsheet; the same rows as the plain file.
+  const std::string plain =
+      "kernel,num_seqs,num_heads,head_size,seq_len,time_us,note\nv1,2,8,128,100,5.5,x\nv2:1024,2,8,128,100,6,"
+      "y\n";
+  const std::string pandas =
+      ",kernel,num_seqs,num_heads,head_size,seq_len,time_us,note\r\n0,v1,2,8,128,100,5.5,\"warm, L2 "
+      "\"\"flushed\"\"\"\r\n1,v2:1024,2,8,128,100,6.0,\"two\nlines\"\r\n";
+  const auto a = parse_measurements(plain, "plain.csv"), b = parse_measurements(pandas, "pandas.csv");
+  REQUIRE(b.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(b[i].time_us == a[i].time_us);
+    CHECK(b[i].kernel.label() == a[i].kernel.label());
+    CHECK(b[i].workload.to_string() == a[i].workload.to_string());
+  }
+  CHECK(b[0].group == b[1].group);
+  CHECK(b[1].line == 3);
+  CHECK_THROWS_WITH_AS(parse_measurements("kernel,kernel,num_seqs\n", "m.csv"),
+                       doctest::Contains("column 'kernel' is named twice"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(plain + "v1,2,8,128,100,5,\"open\n", "m.csv"),
+                       doctest::Contains("m.csv:4: a quoted field is never closed"), pao::Error);
+}
+
 TEST_CASE("sim calibrate: recovers known parameters from synthetic measurements") {
   const Device stock = load_device("bi-v100");
   Device truth = stock;

@@ -101,7 +101,12 @@ std::string shard_ranges_text(const ShardRanges& ranges, std::size_t max_shown) 
   std::string s;
   for (std::size_t k = 0; k < ranges.size() && k < max_shown; ++k) {
     const auto [first, last] = ranges[k];
-    s += (k ? ", " : "") + std::to_string(first) + (last > first ? "-" + std::to_string(last) : "");
+    if (k > 0) s += ", ";
+    s += std::to_string(first);
+    if (last > first) {
+      s += '-';  // appended apart: GCC 12's -Wrestrict misfires on "-" + std::to_string(...)
+      s += std::to_string(last);
+    }
   }
   if (ranges.size() > max_shown) s += ", ... (" + std::to_string(ranges.size()) + " ranges)";
   return s;

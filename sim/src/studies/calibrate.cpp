@@ -29,26 +29,13 @@
 #include "pao/core/data_dir.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
+#include "pao/io/csv_read.hpp"
 #include "pao/io/json_read.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/kernel_model.hpp"
 
 namespace pao::sim {
 namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream is(line);
-  while (std::getline(is, cell, ',')) {
-    // Trim spaces and a trailing '\r' (files written on Windows).
-    const auto b = cell.find_first_not_of(" \t\r");
-    const auto e = cell.find_last_not_of(" \t\r");
-    out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
-  }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 const std::vector<std::string>& known_columns() {
   static const std::vector<std::string> cols = {
@@ -191,19 +178,18 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 std::vector<Measurement> parse_measurements(const std::string& text, const std::string& origin) {
-  std::istringstream in(text);
-  std::string line;
   std::vector<std::string> header;
   std::vector<Measurement> rows;
   std::map<std::string, std::size_t> groups;
-  std::size_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto cells = split_csv_line(line);
+  for (const CsvRecord& record : read_csv_records(text, origin)) {
+    const std::size_t line_no = record.line;
+    const auto& cells = record.cells;
     if (header.empty()) {
       header = cells;
       for (const auto& h : header) {
+        if (h.empty()) continue;  // an unnamed column (the index pandas' to_csv writes) is not read
+        require(std::count(header.begin(), header.end(), h) == 1, origin, ":", line_no, ": column '",
+                excerpt(h), "' is named twice");
         const auto& known = known_columns();
         require(std::find(known.begin(), known.end(), h) != known.end(), origin, ":", line_no,
                 ": unknown column '", excerpt(h), "'");
@@ -216,7 +202,8 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     require(cells.size() == header.size(), origin, ":", line_no, ": ", cells.size(),
             " cells, the header has ", header.size());
     std::map<std::string, std::string> row;
-    for (std::size_t i = 0; i < header.size(); ++i) row[header[i]] = cells[i];
+    for (std::size_t i = 0; i < header.size(); ++i)
+      if (!header[i].empty()) row[header[i]] = cells[i];
     const auto get = [&](const std::string& key, const std::string& fallback) {
       const auto it = row.find(key);
       return it == row.end() || it->second.empty() ? fallback : it->second;

@@ -11,6 +11,7 @@
 
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
+#include "pao/io/csv_read.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/model/kernel_model.hpp"
 
@@ -243,14 +244,11 @@ std::string sweep_csv(const SweepSpec& spec, const std::vector<SweepPoint>& poin
       std::snprintf(buf, sizeof buf, "%.10g,", v);
       os << buf;
     }
-    std::string err = p.error;
-    std::replace(err.begin(), err.end(), ',', ';');
-    std::replace(err.begin(), err.end(), '\n', ' ');
     std::snprintf(buf, sizeof buf, "%s,%d,%.6g,%lld,%lld,%.6g,%.10g,%.6g,",
                   spec.kernels[p.kernel].label().c_str(), p.ok ? 1 : 0, p.ok ? p.time_us : 0.0,
                   static_cast<long long>(p.launches), static_cast<long long>(p.ctas), p.waves, p.dram_bytes,
                   p.achieved_gbps);
-    os << buf << err << "\n";
+    os << buf << csv_cell(p.error) << "\n";
   }
   return os.str();
 }
