@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -278,4 +280,38 @@ TEST_CASE("a cache-writing kind's vendor hands over its caches beside a bug, onl
   for (const auto& [name, t] : rounded) views.emplace_back(name, t.view());
   write_safetensors(dir.path() / "vendor.safetensors", views);
   CHECK(diff::diff_case(dir.path() / "golden.safetensors", dir.path() / "vendor.safetensors", {}).passed());
+}
+
+TEST_CASE("pao audit's scratch folder: only audit's own folder in it is written and removed") {
+  // A scratch folder holding a golden of the very case audited (pao audit --scratch GOLDENS):
+  // audit writes into a folder of its own inside it, never over the golden, and removes only that.
+  test::TempDir dir;
+  const cases::Case c = cases::parse_case(
+      R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "partition_size": 32,
+          "seq_lens": [40, 70]})",
+      "c.json");
+  const fs::path scratch = dir.path() / "goldens";
+  fs::create_directories(scratch);
+  const fs::path theirs = scratch / (c.id + ".safetensors");
+  { std::ofstream(theirs) << "the user's golden"; }
+  // What a killed audit left (a dead process's folder) goes; a live one's stays.
+  const fs::path stale = scratch / ".pao-audit.pao-tmp-999999999-0";
+  fs::create_directories(stale);
+  // Another tool's temporary of a dead process is not audit's business in a shared folder.
+  const fs::path other = scratch / ".x.safetensors.pao-tmp.999999999.0";
+  { std::ofstream(other) << "partial"; }
+  AuditOptions options;
+  options.scratch = scratch;
+  options.mutations = {"last_token_dropped"};
+  const auto audits = audit_cases({c}, options);
+  REQUIRE(audits.size() == 1);
+  std::ifstream in(theirs);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "the user's golden");
+  CHECK_FALSE(fs::exists(stale));
+  CHECK(fs::exists(other));
+  fs::remove(other);
+  std::vector<fs::path> left{fs::directory_iterator(scratch), fs::directory_iterator()};
+  REQUIRE(left.size() == 1);
+  CHECK(left[0] == theirs);
 }

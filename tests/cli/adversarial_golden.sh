@@ -10,7 +10,8 @@ if ! command -v python3 >/dev/null; then
   exit 0
 fi
 
-# st.py FILE add NAME DTYPE COUNT BYTES_EACH | meta KEY VALUE | code TENSOR VALUE | fill TENSOR HEX
+# st.py FILE add NAME DTYPE COUNT BYTES_EACH | meta KEY VALUE | code TENSOR VALUE | f32 TENSOR VALUE |
+#       fill TENSOR HEX
 cat >"$tmp/st.py" <<'PY'
 import json, struct, sys
 path, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -32,6 +33,13 @@ elif cmd == "code":  # a code of the first token of sequence 0 (block_tables[0, 
     for d in entry["shape"][1:]:
         per_block *= d
     data[entry["data_offsets"][0] + block * per_block] = int(args[1])
+elif cmd == "f32":  # the f32 element of TENSOR for the first token of sequence 0, kv head 0
+    block = struct.unpack_from("<i", data, header["block_tables"]["data_offsets"][0])[0]
+    entry = header[args[0]]
+    per_block = 1
+    for d in entry["shape"][1:]:
+        per_block *= d
+    struct.pack_into("<f", data, entry["data_offsets"][0] + 4 * block * per_block, float(args[1]))
 elif cmd == "fill":  # every element of TENSOR set to the little-endian bytes HEX
     begin, end = header[args[0]]["data_offsets"]
     pattern = bytes.fromhex(args[1])
@@ -179,5 +187,109 @@ says stderr "no goldens in it"
 expect 2 verify "$tmp/ok"  # a vendor's outputs: no golden among them
 expect 2 verify "$tmp/ok/tiny.safetensors"
 says stderr "not a pao golden"
+
+# data loss through a golden folder's files outside it: a manifest "file" with "..", an absolute
+# path or a symbolic link leading out of the folder is bad input for every reader (verify called
+# such a folder sound; diff --json and mutate wrote over the golden it led to)
+mkdir -p "$tmp/gx" "$tmp/dotdot" "$tmp/abs" "$tmp/linked"
+cp "$tmp/g/tiny.safetensors" "$tmp/gx/"
+sed 's#"file": "tiny.safetensors"#"file": "../gx/tiny.safetensors"#' "$tmp/g/manifest.json" >"$tmp/dotdot/manifest.json"
+sed "s#\"file\": \"tiny.safetensors\"#\"file\": \"$tmp/gx/tiny.safetensors\"#" "$tmp/g/manifest.json" >"$tmp/abs/manifest.json"
+cp "$tmp/g/manifest.json" "$tmp/linked/"
+ln -s ../gx/tiny.safetensors "$tmp/linked/tiny.safetensors"
+for bad in dotdot abs linked; do
+  expect 2 verify "$tmp/$bad"
+  says stderr "leads outside the folder"
+  expect 2 diff "$tmp/$bad" "$tmp/ok" --json "$tmp/gx/tiny.safetensors"
+  expect 2 mutate "$tmp/$bad" "$tmp/gx" --bug last_token_dropped
+  check "the golden $bad led to is intact" cmp -s "$tmp/g/tiny.safetensors" "$tmp/gx/tiny.safetensors"
+done
+check "mutate left no OUT for a refused folder" test ! -e "$tmp/gx/.gx.pao-tmp-*"
+# a golden folder without manifest may hold a link out of it, but no output may be the file it reads
+mkdir -p "$tmp/nomanifest"
+ln -s ../gx/tiny.safetensors "$tmp/nomanifest/tiny.safetensors"
+expect 2 diff "$tmp/nomanifest" "$tmp/ok" --json "$tmp/gx/tiny.safetensors"
+says stderr "that is a golden file of GOLDEN"
+expect 2 diff "$tmp/nomanifest" "$tmp/ok" --junit "$tmp/gx/tiny.safetensors"
+expect 2 mutate "$tmp/nomanifest" "$tmp/gx"
+says stderr "that is a golden file of GOLDEN"
+check "the golden the link led to is intact" cmp -s "$tmp/g/tiny.safetensors" "$tmp/gx/tiny.safetensors"
+# the legitimate paths: a normal folder, a report and vendor files beside it
+expect 0 verify "$tmp/g"
+expect 0 diff "$tmp/g" "$tmp/ok" --json "$tmp/report.json" --junit "$tmp/report.xml"
+expect 0 diff "$tmp/nomanifest" "$tmp/ok" --json "$tmp/report2.json"
+expect 0 mutate "$tmp/nomanifest" "$tmp/ok2"
+expect 0 diff "$tmp/g" "$tmp/ok2"
+
+# verify: an integer cache's scales and zero points as pao diff checks them (verify said sound)
+cat >"$tmp/q8.json" <<'JSON'
+{"id": "q8", "num_heads": 4, "num_kv_heads": 2, "head_size": 64, "block_size": 16, "dtype": "f16",
+ "kv_cache_dtype": "u8", "kv_layout": "nhd", "seq_lens": [5, 17, 40], "partition_size": 32, "seed": 3}
+JSON
+expect 0 golden --case "$tmp/q8.json" --out "$tmp/q8"
+rm "$tmp/q8/manifest.json"
+expect 0 verify "$tmp/q8"
+expect 0 mutate "$tmp/q8" "$tmp/q8_ok"
+expect 0 diff "$tmp/q8" "$tmp/q8_ok"
+for edit in "value_cache_scale nan" "key_cache_scale -0.01" "value_cache_scale 0" "key_cache_scale inf" \
+  "value_cache_zero_point 300" "key_cache_zero_point 3.5" "value_cache_zero_point -50"; do
+  mkdir -p "$tmp/q8bad"
+  cp "$tmp/q8/q8.safetensors" "$tmp/q8bad/"
+  st "$tmp/q8bad/q8.safetensors" f32 $edit
+  expect 1 verify "$tmp/q8bad"
+  says stdout "${edit%% *}: quantisation: element"
+  case $edit in
+  *zero_point*) says stdout "a zero point must be an integer in u8's range [0, 255]" ;;
+  *) says stdout "a scale must be finite and positive" ;;
+  esac
+  expect 2 diff "$tmp/q8bad" "$tmp/q8_ok"
+  says stderr "not a sound golden"
+done
+
+# verify: an npy golden's meta.json, its top-level case and format_version too (verify said sound)
+expect 0 golden --case "$tmp/case.json" --format npy --out "$tmp/npy"
+expect 0 verify "$tmp/npy/tiny"
+for edit in "j['case']['k_scale']=2.0" "j['case']['seq_lens']=[4000,4000]" "j['format_version']='99'" \
+  "j['format']='other'" "j['case_id']='other'"; do
+  rm -rf "$tmp/npym"
+  mkdir -p "$tmp/npym"
+  cp -r "$tmp/npy/tiny" "$tmp/npym/"
+  python3 -c "import json,sys;p=sys.argv[1];j=json.load(open(p));$edit;json.dump(j,open(p,'w'))" \
+    "$tmp/npym/tiny/meta.json"
+  expect 1 verify "$tmp/npym/tiny"
+  says stdout "metadata: meta.json's top-level"
+done
+says stdout "'case_id' is \"other\""
+# a case edited in both places, whose seq_lens disagree with the tensors
+rm -rf "$tmp/npym"
+mkdir -p "$tmp/npym"
+cp -r "$tmp/npy/tiny" "$tmp/npym/"
+python3 -c "import json,sys;p=sys.argv[1];j=json.load(open(p));j['case']['seq_lens']=[4000,4000];\
+c=json.loads(j['metadata']['case']);c['seq_lens']=[4000,4000];c['max_seq_len']=4000;\
+j['metadata']['case']=json.dumps(c,separators=(',',':'));json.dump(j,open(p,'w'))" "$tmp/npym/tiny/meta.json"
+expect 1 verify "$tmp/npym/tiny"
+says stdout "seq_lens"
+
+# green on nothing: mutate reads a golden folder as verify and diff do, and plants something or fails
+mkdir -p "$tmp/nocases" "$tmp/nolist"
+python3 -c "import json,sys;j=json.load(open(sys.argv[1]));j['cases']=[];json.dump(j,open(sys.argv[2],'w'))" \
+  "$tmp/g/manifest.json" "$tmp/nocases/manifest.json"
+python3 -c "import json,sys;j=json.load(open(sys.argv[1]));j['cases']=[];j.pop('suite_cases',None);\
+json.dump(j,open(sys.argv[2],'w'))" "$tmp/g/manifest.json" "$tmp/nolist/manifest.json"
+expect 2 verify "$tmp/nocases"
+says stderr "incomplete"
+expect 2 mutate "$tmp/nocases" "$tmp/vo"
+says stderr "incomplete"
+check "no OUT for an incomplete folder" test ! -e "$tmp/vo"
+expect 1 mutate "$tmp/nolist" "$tmp/vo"
+says stderr "nothing to mutate"
+check "no OUT for a folder without cases" test ! -e "$tmp/vo"
+expect 1 mutate "$tmp/g" "$tmp/vb" --bug window_plus_one
+says stdout "not planted in tiny: the case has no sliding window"
+says stderr "nothing planted"
+check "no OUT when nothing is planted" test ! -e "$tmp/vb"
+expect 0 mutate "$tmp/g" "$tmp/vb" --bug last_token_dropped
+says stdout "last_token_dropped planted in 1 of 1 cases"
+expect 1 diff "$tmp/g" "$tmp/vb"
 
 finish

@@ -53,6 +53,17 @@ expect 2 sim sweep --kernels v1 --axis num-seqs=2000000000 --seq-len 1
 says stderr "num-seqs"
 expect 2 sim advise --num-seqs 2000000000 --max-seq-lens 1 --num-heads 8
 says stderr "--num-seqs"
+# the prefix plan: its grid sized by max_query_len, its K tiles by context_tile (round two)
+cat >"$tmp/max_query.json" <<'JSON'
+{"kernel": "prefix", "num_heads": 4, "num_kv_heads": 2, "head_size": 64, "dtype": "f16", "seq_lens": [20],
+ "query_lens": [8], "max_query_len": 2000000000}
+JSON
+expect 2 golden --case "$tmp/max_query.json" --out "$tmp/gq" --memory-limit 1G
+says stderr "sized by its field 'max_query_len'"
+never_says stderr "bad_alloc"
+expect 2 sim run -k prefix --context-tile 1 --seq-len 2000000000 --query-len 1000 --num-seqs 1000
+says stderr "of memory"
+expect 0 sim run -k prefix --seq-len 4096 --query-len 512 --num-seqs 2
 
 # --- numeric options: NaN, inf, negative, zero where meaningless ------------------------------------
 for v in nan inf -1 0; do
@@ -131,6 +142,29 @@ says stderr "long.csv:2: seq_len = 2000000000"
 says stderr "K/V cache"
 never_says stderr "is not an integer"
 never_says stdout "MAPE inf"
+
+printf '%s\nv9,1,32,128,1024,10\n' "$header" >"$tmp/kernel.csv"
+expect 2 sim validate -d h200 -m "$tmp/kernel.csv" --no-logo
+says stderr "kernel.csv:2: kernel: unknown kernel 'v9'"
+
+# --- messages: an option's 100000-character value makes a short line --------------------------------
+long=$(printf 'A%.0s' $(seq 1 100000))
+for args in "sim run --set num_sms=$long" "diff $tmp/g $tmp/g --policy $long:k=1" "golden --suite $long --list" \
+  "sim sweep --axis $long=1,2" "example --dtype $long"; do
+  # shellcheck disable=SC2086 # the words of each command
+  expect 2 $args
+  short_lines stderr
+done
+
+# --- nothing simulated is not a result; two outputs on one path --------------------------------------
+expect 1 sim advise --max-seq-lens 100000000 --num-seqs 1 --num-heads 8 --rule-json "$tmp/rule.json"
+says stdout "nothing was simulated, which is not a result"
+check "the rule advises no kernel where none fits" grep -q '"kernel": null' "$tmp/rule.json"
+expect 0 sim advise --max-seq-lens 1024 --num-seqs 1 --num-heads 8 --rule-json "$tmp/rule.json"
+expect 2 sim sweep --axis seq-len=512,1024 --csv "$tmp/s.csv" --svg "$tmp/./s.csv"
+says stderr "are the same file"
+expect 2 sim advise --max-seq-lens 512 --num-seqs 1 --num-heads 8 --svg "$tmp/a.json" --rule-json "$tmp/a.json"
+expect 0 sim sweep --axis seq-len=512,1024 --csv "$tmp/s.csv" --svg "$tmp/s.svg"
 
 # --- pao-bench ------------------------------------------------------------------------------------
 if [ -n "${PAO_BENCH:-}" ]; then

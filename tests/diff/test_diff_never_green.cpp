@@ -18,6 +18,7 @@
 #include "pao/golden/folder.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/run.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/io/safetensors.hpp"
 #include "support/temp_dir.hpp"
 
@@ -405,4 +406,28 @@ TEST_CASE("shards read as one are complete only when every shard has its manifes
   CHECK(cases::shard_ranges_text(cases::missing_shard_ranges({1}, 2000000000)) == "0, 2-1999999999");
   CHECK(cases::shard_ranges_text({{0, 0}, {2, 2}, {4, 4}, {6, 6}, {8, 8}}) == "0, 2, 4, 6, ... (5 ranges)");
   CHECK(cases::missing_shard_ranges({0, 1, 2}, 3).empty());
+}
+
+TEST_CASE(
+    "no report over a golden file: a manifest file outside the folder is refused before anything is read") {
+  test::TempDir dir;
+  const fs::path g = dir.path() / "g";
+  write_suite(g, {four_cases()[0]});
+  write_vendor_out(dir.path() / "vendor", four_cases()[0]);
+  fs::create_directories(dir.path() / "elsewhere");
+  fs::copy(g / "c0.safetensors", dir.path() / "elsewhere" / "c0.safetensors");
+  edit_manifest(g, [](nlohmann::json& j) { j["cases"][0]["file"] = "../elsewhere/c0.safetensors"; });
+  CHECK_THROWS_WITH_AS(diff_paths(g, dir.path() / "vendor", {}),
+                       doctest::Contains("leads outside the folder"), Error);
+  // Without a manifest, the golden files a folder links to are what no output may be.
+  const fs::path linked = dir.path() / "linked";
+  fs::create_directories(linked);
+  fs::create_symlink("../elsewhere/c0.safetensors", linked / "c0.safetensors");
+  std::vector<InputPath> inputs{{"GOLDEN", linked}};
+  for (const auto& f : golden::golden_input_files(linked)) inputs.push_back({"a golden file of GOLDEN", f});
+  CHECK_THROWS_WITH_AS(
+      refuse_output_over_input("--json", dir.path() / "elsewhere" / "c0.safetensors", inputs),
+      doctest::Contains("that is a golden file of GOLDEN"), Error);
+  CHECK_NOTHROW(refuse_output_over_input("--json", dir.path() / "report.json", inputs));
+  CHECK(diff_paths(linked, dir.path() / "vendor", {}).failed() == 0);
 }

@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
+#include <tuple>
 #include <vector>
 
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/diff.hpp"
+#include "pao/golden/folder.hpp"
 #include "pao/golden/integrity.hpp"
 #include "pao/golden/invariants.hpp"
 #include "pao/golden/run.hpp"
@@ -350,6 +353,131 @@ TEST_CASE("verify: an integer cache's codes must lie in its dtype's range, witho
   // Written by pao, every code of every integer cache (and its poisoned unused slots) is in range.
   for (const char* json : {kU4, kI8Prefix, kReshape, u4_write})
     CHECK(invariants_of(write_edited(dir.path(), json, [](auto&, auto&) {})).ok());
+}
+
+// Issue 41, round three: verify missed the scales and zero points pao diff refuses (the kernels'
+// check of every used one), an npy golden's top-level meta.json, and manifest files outside the folder.
+TEST_CASE("verify: an integer cache's used scales and zero points pass the kernels' own check") {
+  test::TempDir dir;
+  const char* u8 = R"({"id": "q8", "num_heads": 4, "num_kv_heads": 2, "head_size": 64, "block_size": 16,
+                       "dtype": "f16", "kv_cache_dtype": "u8", "kv_layout": "nhd", "seq_lens": [5, 17, 40],
+                       "partition_size": 32, "seed": 3})";
+  // `value` as tensor `name` of the first token of sequence 0 (block_tables[0, 0]), kv head 0.
+  const auto with_param = [&](const char* json, const std::string& name, double value) {
+    GoldenTensors g = make_golden(cases::parse_case(json, "params"));
+    const std::int32_t block = g.find("block_tables")->view().i32_at({0, 0});
+    for (auto& [n, t] : g.tensors)
+      if (n == name) t.set({block, 0, 0, 0}, value);
+    const fs::path path = dir.path() / (g.golden_case.id + ".safetensors");
+    write_safetensors(path, g.views(), g.metadata);
+    return invariants_of(path);
+  };
+  CHECK(with_param(u8, "value_cache_scale", 0.02).ok());  // a wrong scale, but a scale: --recompute's
+  CHECK(with_param(u8, "key_cache_zero_point", 7).ok());
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (const auto& [name, value, says] : std::vector<std::tuple<std::string, double, std::string>>{
+           {"value_cache_scale", nan, "= nan: a scale must be finite and positive"},
+           {"key_cache_scale", -0.01, "a scale must be finite and positive"},
+           {"value_cache_scale", 0, "a scale must be finite and positive"},
+           {"key_cache_scale", inf, "a scale must be finite and positive"},
+           {"value_cache_zero_point", 300, "a zero point must be an integer in u8's range [0, 255]"},
+           {"key_cache_zero_point", 3.5, "a zero point must be an integer in u8's range [0, 255]"},
+           {"value_cache_zero_point", -50, "a zero point must be an integer in u8's range [0, 255]"}}) {
+    INFO(name, " ", value);
+    const InvariantReport r = with_param(u8, name, value);
+    REQUIRE(has_violation(r, name, "quantisation: element"));
+    CHECK(r.violations.front().text().find("(sequence 0, position 0)") != std::string::npos);
+    CHECK(r.violations.front().text().find(says) != std::string::npos);
+    // pao diff refuses the golden with the same words (bad input, not a vendor's failure).
+    CHECK_THROWS_WITH_AS(require_golden_invariants(TensorFile::open(dir.path() / "q8.safetensors")),
+                         doctest::Contains(says.c_str()), UnsoundGolden);
+  }
+  // Prefix over an i8 cache: the context the kernel reads from the cache is checked too.
+  CHECK(has_violation(with_param(kI8Prefix, "key_cache_scale", nan), "key_cache_scale", "quantisation"));
+}
+
+TEST_CASE("verify: an npy golden's top-level case, case_id, format and format_version are the metadata's") {
+  test::TempDir dir;
+  GoldenRunOptions o;
+  o.out_dir = dir.path() / "npy";
+  o.format = GoldenFormat::npy;
+  REQUIRE(run_golden({cases::parse_case(kDecode, "npy")}, o).written == 1);
+  const fs::path golden = dir.path() / "npy" / "d";
+  CHECK(verify_file(golden).ok());
+  const struct {
+    const char* key;
+    nlohmann::json value;
+    const char* says;
+  } edits[] = {
+      {"format_version", "99",
+       R"(meta.json's top-level format_version is "99": this pao writes and reads version 1)"},
+      {"format", "other", R"(meta.json's top-level format is "other", expected "pao-golden-npy")"},
+      {"case_id", "x", R"(meta.json's top-level 'case_id' is "x", but the metadata's is "d")"},
+      {"k_scale", 2.0, "meta.json's top-level 'case' is not the metadata's case (they differ in k_scale)"},
+      {"seq_lens", nlohmann::json::array({4000, 4000, 4000}), "(they differ in seq_lens)"},
+  };
+  for (const auto& e : edits) {
+    INFO(e.key);
+    fs::remove_all(dir.path() / "m");
+    fs::create_directories(dir.path() / "m");
+    fs::copy(golden, dir.path() / "m" / "d");
+    const fs::path meta = dir.path() / "m" / "d" / "meta.json";
+    nlohmann::json j;
+    std::ifstream(meta) >> j;
+    (j["case"].contains(e.key) ? j["case"][e.key] : j[e.key]) = e.value;
+    std::ofstream(meta) << j.dump(1);
+    const GoldenCheck c = verify_file(dir.path() / "m" / "d");
+    CHECK_FALSE(c.ok());
+    REQUIRE(c.metadata_mismatches.size() == 1);
+    CHECK_MESSAGE(c.metadata_mismatches[0].find(e.says) != std::string::npos, c.metadata_mismatches[0]);
+  }
+}
+
+TEST_CASE("a manifest's files stay inside its folder: no absolute path, no '..', no link out of it") {
+  test::TempDir dir;
+  GoldenRunOptions o;
+  o.out_dir = dir.path() / "g";
+  REQUIRE(run_golden({cases::parse_case(kDecode, "inside")}, o).written == 1);
+  fs::create_directories(dir.path() / "elsewhere");
+  fs::copy(dir.path() / "g" / "d.safetensors", dir.path() / "elsewhere" / "d.safetensors");
+  const auto with_file = [&](const std::string& name, const std::string& file) {
+    const fs::path folder = dir.path() / name;
+    fs::create_directories(folder);
+    nlohmann::json j;
+    std::ifstream(dir.path() / "g" / "manifest.json") >> j;
+    j["cases"][0]["file"] = file;
+    std::ofstream(folder / "manifest.json") << j.dump(1);
+    return folder;
+  };
+  for (const auto& [name, file, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"dotdot", "../elsewhere/d.safetensors", R"(climbs out with "..")"},
+           {"abs", (dir.path() / "elsewhere" / "d.safetensors").string(), "is an absolute path"},
+           {"empty", "", "is empty"}}) {
+    INFO(name);
+    const fs::path folder = with_file(name, file);
+    CHECK_THROWS_WITH_AS(list_goldens(folder), doctest::Contains(why.c_str()), Error);
+    CHECK_THROWS_WITH_AS(list_goldens(folder), doctest::Contains("leads outside the folder"), Error);
+    CHECK_THROWS_WITH_AS(read_manifest(folder / "manifest.json"), doctest::Contains("case 'd'"), Error);
+  }
+  const fs::path linked = with_file("linked", "d.safetensors");
+  fs::create_symlink("../elsewhere/d.safetensors", linked / "d.safetensors");
+  CHECK_THROWS_WITH_AS(list_goldens(linked), doctest::Contains("is a symbolic link to"), Error);
+  // A link inside the folder, or a subfolder, stays inside.
+  const fs::path sub = with_file("sub", "cases/d.safetensors");
+  fs::create_directories(sub / "cases");
+  fs::copy(dir.path() / "g" / "d.safetensors", sub / "cases" / "d.safetensors");
+  fs::create_symlink("cases", sub / "alias");
+  CHECK(list_goldens(sub).cases.size() == 1);
+  CHECK(file_inside_folder(sub, "alias/d.safetensors", "t") == sub / "alias" / "d.safetensors");
+  CHECK(list_goldens(dir.path() / "g").cases.size() == 1);
+  // Without a manifest a folder may link to a golden elsewhere: golden_input_files names it, and
+  // refuse_output_over_input resolves it.
+  fs::create_directories(dir.path() / "nomanifest");
+  fs::create_symlink("../elsewhere/d.safetensors", dir.path() / "nomanifest" / "d.safetensors");
+  const auto files = golden_input_files(dir.path() / "nomanifest");
+  REQUIRE(files.size() == 1);
+  CHECK(fs::equivalent(files[0], dir.path() / "elsewhere" / "d.safetensors"));
+  CHECK(golden_input_files(dir.path() / "missing").empty());
 }
 
 TEST_CASE("verify: a folder with no golden is refused, never sound") {

@@ -1,6 +1,7 @@
 // Tests of pao/io/atomic_file.hpp: complete files appear, and an exception or an I/O failure
 // leaves neither a temporary file nor a partial (or damaged) target.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -140,4 +141,82 @@ TEST_CASE("atomic file: one exit status for a run stopped on purpose: 130 for SI
   CHECK(pao::interrupted_exit_status(SIGINT) == 130);
   CHECK(pao::interrupted_exit_status(SIGTERM) == 130);
   CHECK(pao::interrupted_exit_status(SIGHUP) == 128 + SIGHUP);
+}
+
+namespace {
+
+/// Runs `body` in a child process and returns its exit status (-1 when it did not exit).
+template <typename Body>
+int exit_status_of_child(Body body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    body();
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("atomic file: a temporary folder is a new one, removed with its contents and nothing else") {
+  TempDir dir;
+  { std::ofstream(dir.path() / "mine.safetensors") << "the user's"; }
+  fs::path made;
+  {
+    const pao::TemporaryFolder a(dir.path(), "pao-audit"), b(dir.path(), "pao-audit");
+    made = a.path();
+    CHECK(a.path() != b.path());  // never one that exists
+    CHECK(a.path().parent_path() == dir.path());
+    CHECK(a.path().filename().string().rfind(".pao-audit.pao-tmp-" + std::to_string(::getpid()) + "-", 0) ==
+          0);
+    { std::ofstream(a.path() / "mine.safetensors") << "audit's"; }
+  }
+  CHECK_FALSE(fs::exists(made));
+  CHECK(slurp(dir.path() / "mine.safetensors") == "the user's");
+  CHECK(dir.files().size() == 1);
+  // A parent that is not there is created.
+  {
+    const pao::TemporaryFolder c(dir.path() / "new" / "deeper", "x");
+    CHECK(fs::is_directory(c.path()));
+  }
+}
+
+TEST_CASE("atomic file: SIGTERM and SIGINT remove the temporary folders (with contents) and exit 130") {
+  TempDir dir;
+  { std::ofstream(dir.path() / "kept.txt") << "kept"; }
+  for (const int sig : {SIGTERM, SIGINT}) {
+    const int status = exit_status_of_child([&] {
+      pao::install_temporary_cleanup();
+      pao::TemporaryFolder folder(dir.path(), "pao-audit");
+      std::ofstream(folder.path() / "a.safetensors") << "a";
+      fs::create_directories(folder.path() / "sub");
+      std::ofstream(folder.path() / "sub" / "b.npy") << "b";
+      // A staging folder named as this process's temporary, as pao mutate makes one: a file
+      // written into it registers it.
+      const fs::path staging = dir.path() / (".OUT.pao-tmp-" + std::to_string(::getpid()) + "-0");
+      fs::create_directories(staging);
+      pao::write_file_atomically(staging / "case.safetensors", as_bytes(std::string("done")));
+      std::raise(sig);
+      ::_exit(3);  // not reached
+    });
+    CHECK(status == 130);
+    const auto left = dir.files();
+    REQUIRE(left.size() == 1);
+    CHECK(left[0].filename() == "kept.txt");
+  }
+}
+
+TEST_CASE("atomic file: a folder named as another process's temporary is not registered") {
+  TempDir dir;
+  const fs::path other = dir.path() / ".OUT.pao-tmp-1-0";  // pid 1: never this test's
+  fs::create_directories(other);
+  const int status = exit_status_of_child([&] {
+    pao::install_temporary_cleanup();
+    pao::write_file_atomically(other / "case.safetensors", as_bytes(std::string("theirs")));
+    std::raise(SIGTERM);
+  });
+  CHECK(status == 130);
+  CHECK(slurp(other / "case.safetensors") == "theirs");
 }

@@ -62,3 +62,31 @@ TEST_CASE("output path: inside a folder of vendor outputs only what the command 
   CHECK_FALSE(output_over_input("--json", vendor / "case-a", actual).empty());  // an npy folder of a case
   CHECK_FALSE(output_over_input("--json", vendor, actual).empty());             // the folder itself
 }
+
+TEST_CASE("output path: two outputs of one command on the same file are refused") {
+  pao::test::TempDir dir("pao_test_output_path");
+  const fs::path a = dir.path() / "s.csv";
+  CHECK_THROWS_WITH_AS(pao::refuse_shared_outputs({{"--csv", a}, {"--svg", dir.path() / "." / "s.csv"}}),
+                       doctest::Contains("are the same file"), pao::Error);
+  CHECK_NOTHROW(pao::refuse_shared_outputs({{"--csv", a}, {"--svg", dir.path() / "s.svg"}}));
+  CHECK_NOTHROW(pao::refuse_shared_outputs({{"--csv", a}, {"--svg", ""}, {"--json", ""}}));
+}
+
+TEST_CASE("output path: a report path that cannot be written is refused before the run, naming the option") {
+  pao::test::TempDir dir("pao_test_output_path");
+  const auto message = [](const fs::path& p) {
+    try {
+      pao::require_writable_file_path("--json", p);
+    } catch (const pao::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(message(dir.path()).find("--json " + dir.path().string() + ": is a folder") == 0);
+  CHECK(message(dir.path() / "nonexistent" / "x.json").find("does not exist") != std::string::npos);
+  { std::ofstream(dir.path() / "file") << "x"; }
+  CHECK(message(dir.path() / "file" / "x.json").find("is not a folder") != std::string::npos);
+  CHECK(message(dir.path() / "report.json").empty());
+  CHECK(message("").empty());
+  CHECK(message("relative-report.json").empty());  // the current folder
+}

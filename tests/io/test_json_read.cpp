@@ -115,6 +115,21 @@ TEST_CASE("parse_json: the size limit, invalid JSON in a short message, duplicat
             .size() == 3);
 }
 
+TEST_CASE("shortened_message: a message that quoted a whole long value prints short") {
+  const std::string value(100000, 'A');
+  const std::string message = "--set num_sms=" + value + ": not a number";
+  const std::string shown = pao::shortened_message(message);
+  CHECK(shown.size() < 300);
+  CHECK(shown.find("(100009 characters)") != std::string::npos);  // "num_sms=AAA...A:", one word
+  CHECK(shown.find("--set num_sms=AAA") == 0);
+  CHECK(shown.find(" not a number") != std::string::npos);
+  // Short messages, and long ones of ordinary words, are printed as they are.
+  CHECK(pao::shortened_message("out: 3 elements differ") == "out: 3 elements differ");
+  std::string words;
+  for (int i = 0; i < 300; ++i) words += "word ";
+  CHECK(pao::shortened_message(words) == words);
+}
+
 TEST_CASE("excerpt: short text whole, long text cut with its length, UTF-8 kept whole") {
   CHECK(pao::excerpt("abc") == "abc");
   CHECK(pao::excerpt(std::string(200, 'x')) == std::string(200, 'x'));

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "pao/core/error.hpp"
@@ -122,6 +123,36 @@ TEST_CASE("plan: a larger max_query_len adds empty CTAs that still walk the cont
   CHECK(c.num_context_tiles == 2);
   CHECK(c.num_new_tiles == 0);
   CHECK(plan.cta_at(1, 0, 0).num_context_tiles == 0);  // no context
+}
+
+TEST_CASE("plan: prefix_plan_bytes bounds the plan's lists from above, without planning") {
+  // Against plans that are built: an upper bound, within a small factor (it counts every
+  // new-token tile of every row tile, and a grid row of CTAs per head besides the shared one).
+  for (const auto& [bm, bn, ct, mq] :
+       {std::tuple{16, 16, 16, 0}, {16, 16, 16, 100}, {64, 32, 1, 0}, {128, 64, 32, 0}}) {
+    PrefixShape s = shape(bm, bn, ct);
+    s.num_seqs = 3;
+    s.max_query_len = mq;
+    const std::vector<std::int32_t> seq_lens{400, 5, 130}, query_lens{8, 5, 64};
+    const PrefixPlan plan = plan_prefix(s, seq_lens, query_lens);
+    const double held =
+        static_cast<double>(plan.ctas.size() * sizeof(PrefixCta) + plan.tiles.size() * sizeof(PrefixTile));
+    const double bound = prefix_plan_bytes(s, seq_lens, query_lens);
+    CAPTURE(bm);
+    CAPTURE(ct);
+    CAPTURE(mq);
+    CHECK(bound >= held);
+    CHECK(bound <= 4 * held);
+  }
+  // Shapes no plan could hold are counted in doubles: a max_query_len of 2e9, a context_tile of 1
+  // under 2e9 tokens of context.
+  PrefixShape huge = shape(128, 64, 32);
+  huge.max_query_len = 2000000000;
+  const std::vector<std::int32_t> one_len{20}, one_query{8};
+  CHECK(prefix_plan_bytes(huge, one_len, one_query) > 1e9);
+  PrefixShape fine = shape(128, 64, 1);
+  const std::vector<std::int32_t> long_len{2000000000}, long_query{1000};
+  CHECK(prefix_plan_bytes(fine, long_len, long_query) > 1e10);
 }
 
 TEST_CASE("plan: errors name the rule") {

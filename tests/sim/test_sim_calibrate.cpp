@@ -55,6 +55,13 @@ TEST_CASE("sim calibrate: CSV errors name the line and the column") {
   CHECK_THROWS_WITH_AS(parse_measurements(head + "v1,1,8,128,100,-5\n", "m.csv"),
                        doctest::Contains("m.csv:2: time_us = -5: must be a time in"), pao::Error);
   CHECK_THROWS_WITH_AS(parse_measurements(head, "m.csv"), doctest::Contains("no measurements"), pao::Error);
+  CHECK_THROWS_WITH_AS(parse_measurements(head + "v9,1,8,128,100,5\n", "m.csv"),
+                       doctest::Contains("m.csv:2: kernel: unknown kernel 'v9'"), pao::Error);
+  CHECK_THROWS_WITH_AS(
+      parse_measurements("kernel,num_seqs,num_heads,head_size,seq_len,time_us,kv_cache_dtype\n"
+                         "v1,1,8,128,100,5,fp7\n",
+                         "m.csv"),
+      doctest::Contains("m.csv:2: kv_cache_dtype: "), pao::Error);
   const auto rows =
       parse_measurements("# c\n" + head + "v1,2,8,128,100,5.5\r\nv2:1024,2,8,128,100,6\n", "m.csv");
   REQUIRE(rows.size() == 2);

@@ -10,9 +10,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@
 #include "machine_limits.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
+#include "pao/io/atomic_file.hpp"
+#include "pao/io/output_path.hpp"
+#include "tool_start.hpp"
 
 namespace {
 
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
       ->check(pao::cli::finite_range(1, 1e6))
       ->capture_default_str();
   if (const auto status = pao::cli::parse_command_line(app, argc, argv)) return *status;
+  if (const auto status = pao::cli::start_tool("pao-bench")) return *status;
   try {
     return run(cases, case_files, json_path, repeats);
   } catch (const pao::Error& e) {
@@ -96,8 +101,14 @@ int run(const std::vector<std::string>& cases, const std::vector<std::string>& c
         const std::string& json_path, int repeats) {
   std::vector<pao::cases::Case> selected;
   {
-    const auto suite =
-        pao::cases::expand_suite(pao::cases::find_suite("bench", pao::cases::cases_dir()), true);
+    const std::filesystem::path suite_file = pao::cases::find_suite("bench", pao::cases::cases_dir());
+    // The report may not be an input (a --case file, the bench suite), and must be writable: both
+    // checked before the machine's limits are measured, not after the run.
+    std::vector<pao::InputPath> inputs{{"--cases (data/cases/bench.json)", suite_file}};
+    for (const auto& f : case_files) inputs.push_back({"--case", f});
+    pao::refuse_output_over_input("--json", json_path, inputs);
+    pao::require_writable_file_path("--json", json_path);
+    const auto suite = pao::cases::expand_suite(suite_file, true);
     for (const auto& id : cases) {
       if (id == "none") continue;
       const auto it = std::find_if(suite.begin(), suite.end(), [&](const auto& c) { return c.id == id; });
@@ -106,6 +117,10 @@ int run(const std::vector<std::string>& cases, const std::vector<std::string>& c
       selected.push_back(*it);
     }
     for (const auto& f : case_files) selected.push_back(pao::cases::load_case_file(f));
+    // Nothing timed is not a result (an empty table, exit 0, would pass a CI job that times nothing).
+    pao::require(!selected.empty(),
+                 "nothing to time: --cases none and no --case; name a case of data/cases/bench.json "
+                 "(decode, prefill) or give --case FILE");
     // Every case is checked before the machine's limits are measured (seconds) or anything allocated.
     for (const auto& c : selected) pao::bench::require_benchable(c);
   }
@@ -158,7 +173,14 @@ int run(const std::vector<std::string>& cases, const std::vector<std::string>& c
                     {"fp64_gflops", m.fp64_gflops},
                     {"f16_roundings_per_s", m.f16_roundings_per_s}};
     for (const auto& r : results) j["results"].push_back(to_json(r));
-    std::ofstream(json_path) << j.dump(2) << "\n";
+    // Written atomically: a failed write is an error naming --json, never a silent exit 0.
+    const std::string text = j.dump(2) + "\n";
+    try {
+      pao::write_file_atomically(json_path, std::as_bytes(std::span(text.data(), text.size())));
+    } catch (const pao::Error& e) {
+      pao::fail("--json ", json_path, ": ", e.what());
+    }
+    std::printf("\nresults written to %s\n", json_path.c_str());
   }
   return 0;
 }

@@ -17,6 +17,7 @@
 #include "pao/sim/model/device.hpp"
 #include "pao/sim/model/kernel_model.hpp"
 #include "pao/sim/studies/sweep.hpp"
+#include "tool_start.hpp"
 
 using namespace pao::sim;
 
@@ -125,6 +126,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   app.add_flag("--quick", quick, "smaller launches and a shorter sweep (seconds; the CI smoke run)");
   if (const auto status = pao::cli::parse_command_line(app, argc, argv)) return *status;
+  if (const auto status = pao::cli::start_tool("pao-sim-bench")) return *status;
   try {
     return run_benchmarks(quick);
   } catch (const pao::Error& e) {

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "pao/core/excerpt.hpp"
+
 namespace pao::cli {
 
 inline constexpr int kExitOk = 0;
@@ -71,8 +73,8 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** arg
       return kExitOk;
     }
     const std::string name = command_path(app);
-    std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for the options\n", name.c_str(), e.what(),
-                 name.c_str());
+    std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for the options\n", name.c_str(),
+                 pao::shortened_message(e.what()).c_str(), name.c_str());
     return kExitBadInput;  // CLI11's own codes (105, 106, 109...) are not ours
   }
   return std::nullopt;

@@ -2,7 +2,6 @@
 // all computed for real) over a suite and prints the detection matrix of `pao diff`: mutation x
 // dtype class -> caught (bugs) or passed (legitimate) / cases it applies to. Exit 0: every bug caught
 // and every legitimate variation passed; 1: a miss, or nothing audited; 2: bad input.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -64,7 +63,9 @@ int run_audit(int argc, char** argv) {
   app.add_option("--policy", policies, "as pao diff --policy: audit another rule than the default");
   app.add_option("--json", json_path, "write every case's outcomes and the matrix as JSON to FILE");
   app.add_option("--svg", svg_path, "write the matrix as a heat map (SVG) to FILE");
-  app.add_option("--scratch", scratch, "folder for the temporary goldens (default: a new one under $TMPDIR)");
+  app.add_option("--scratch", scratch,
+                 "folder in which audit makes its own temporary folder for the goldens, removed at the end; "
+                 "nothing else in it is touched (default: $TMPDIR)");
   bool out_only = false;
   app.add_flag("--out-only", out_only, "vendors hand over out only, no V2 partials (the harder test)");
   app.add_flag("--verbose,-v", verbose, "one line per case and mutation");
@@ -82,9 +83,12 @@ int run_audit(int argc, char** argv) {
   const std::vector<cases::Case> cases = cases::expand_suite(suite_file, full);
   require(!cases.empty(), "--suite ", suite,
           ": selects no case (its exclude rules remove every case of its grids): nothing to audit");
-  options.scratch = scratch.empty() ? fs::temp_directory_path() / ("pao-audit-" + std::to_string(::getpid()))
-                                    : fs::path(scratch);
-  const bool remove_scratch = scratch.empty();
+  // audit_cases makes its own folder inside the scratch folder and removes only that (what it
+  // wrote): a --scratch that holds goldens keeps them. A --scratch it had to create goes too, if
+  // empty.
+  options.scratch = scratch.empty() ? fs::temp_directory_path() : fs::path(scratch);
+  std::error_code ec;
+  const bool created_scratch = !scratch.empty() && !fs::exists(options.scratch, ec);
   options.on_case = [&](std::size_t done, std::size_t total, const audit::CaseAudit& a) {
     std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, a.case_id.c_str());
     if (!verbose) return;
@@ -100,10 +104,10 @@ int run_audit(int argc, char** argv) {
   try {
     audits = audit::audit_cases(cases, options);
   } catch (...) {
-    if (remove_scratch) fs::remove_all(options.scratch);
+    if (created_scratch) fs::remove(options.scratch, ec);  // only when empty
     throw;
   }
-  if (remove_scratch) fs::remove_all(options.scratch);
+  if (created_scratch) fs::remove(options.scratch, ec);
 
   const audit::AuditMatrix matrix = audit::make_matrix(audits);
   std::printf("pao audit: suite %s, %zu cases\n\n%s", suite.c_str(), cases.size(),

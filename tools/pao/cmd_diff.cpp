@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "pao/core/error.hpp"
 #include "pao/diff/report.hpp"
+#include "pao/golden/folder.hpp"
 #include "pao/io/atomic_file.hpp"
 #include "pao/io/output_path.hpp"
 
@@ -82,8 +83,13 @@ int run_diff(int argc, char** argv) {
       ->capture_default_str();
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
+  // Not GOLDEN, ACTUAL, nor any golden file GOLDEN reads, wherever its links lead.
+  std::vector<InputPath> inputs{{"GOLDEN", golden}, {"ACTUAL", actual, false}};
+  if (!json_path.empty() || !junit_path.empty())
+    for (const auto& file : golden::golden_input_files(golden))
+      inputs.push_back({"a golden file of GOLDEN", file});
   for (const auto& [option, path] : {std::pair{"--json", json_path}, {"--junit", junit_path}})
-    refuse_output_over_input(option, path, {{"GOLDEN", golden}, {"ACTUAL", actual, false}});
+    refuse_output_over_input(option, path, inputs);
   diff::DiffOptions options;
   options.reduce = reduce;
   options.allow_dtype_mismatch = allow_dtype_mismatch;

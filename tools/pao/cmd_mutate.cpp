@@ -12,8 +12,10 @@
 #include "commands.hpp"
 #include "pao/audit/mutations.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/excerpt.hpp"
 #include "pao/golden/folder.hpp"
 #include "pao/golden/reader.hpp"
+#include "pao/io/atomic_file.hpp"
 #include "pao/io/output_path.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/kinds/kernel_kind.hpp"
@@ -57,6 +59,7 @@ class StagingFolder {
   explicit StagingFolder(const fs::path& out) : out_(out) {
     const fs::path parent = out_.parent_path();
     fs::create_directories(parent);
+    remove_stale_temporaries(parent);  // what a killed (SIGKILL) mutate left beside OUT
     path_ = parent / ("." + out_.filename().string() + ".pao-tmp-" + std::to_string(::getpid()) + "-0");
     fs::remove_all(path_);
     fs::create_directory(path_);
@@ -98,7 +101,8 @@ int run_mutate(int argc, char** argv) {
       "mutation library, computed for real (the caches then as the golden's: the bugs are attention's).\n"
       "A bug that cannot change a case (e.g. a V2 reduce bug on a case with one partition) is not planted\n"
       "there: that case gets the bug-free independent kernel, and the command says so. OUT gets its files\n"
-      "only once every case is written (an error leaves it as it was); it may not be GOLDEN or inside it.\n\n"
+      "only once every case is written (an error leaves it as it was); it may not be GOLDEN or inside it,\n"
+      "nor any golden file GOLDEN reads. A bug planted in no case exits 1 and writes nothing.\n\n"
       "mutations (--bug):\n  none                          the oracle's kernel-precision outputs\n" +
           bugs +
           "\nexample:  pao mutate out/golden out/broken --bug window_plus_one && pao diff out/golden "
@@ -111,9 +115,30 @@ int run_mutate(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
   const audit::Mutation* mutation = bug == "none" ? nullptr : &audit::find_mutation(bug);
   refuse_output_over_input("OUT", out_dir, {{"GOLDEN", golden_dir}});
+  // GOLDEN read as pao verify and pao diff read it: an incomplete folder is bad input, and one
+  // without a case is nothing to mutate.
   const golden::GoldenFolder folder = golden::list_goldens(golden_dir);
+  golden::require_complete(folder);
+  if (folder.cases.empty()) {
+    std::fprintf(stderr,
+                 "pao mutate: %s lists no case: nothing to mutate, which is not a pass (%s not written)\n",
+                 golden_dir.c_str(), out_dir.c_str());
+    return 1;
+  }
   fs::path out = fs::absolute(out_dir).lexically_normal();
   if (!out.has_filename()) out = out.parent_path();
+  // Every file it writes: a plain name inside OUT, and none of the golden files GOLDEN reads, wherever
+  // their links lead (a folder without manifest may link to goldens elsewhere, OUT among them).
+  std::vector<InputPath> inputs;
+  for (const auto& file : golden::golden_input_files(folder))
+    inputs.push_back({"a golden file of GOLDEN", file});
+  for (const auto& ref : folder.cases) {
+    const fs::path name(ref.id + ".safetensors");
+    require(!ref.id.empty() && ref.id.front() != '.' && name.filename() == name, "GOLDEN ", golden_dir,
+            ": case id '", excerpt(ref.id),
+            "' is not a file name: OUT/<case id>.safetensors would leave OUT");
+    refuse_output_over_input("OUT", fs::path(out_dir) / name, inputs);
+  }
   StagingFolder staging(out);
   int planted = 0, clean = 0;
   for (const auto& ref : folder.cases) {
@@ -137,6 +162,13 @@ int run_mutate(int argc, char** argv) {
     NamedTensorViews views;
     for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
     write_safetensors(staging.path() / (ref.id + ".safetensors"), views);
+  }
+  if (mutation && planted == 0) {  // the staging folder goes: OUT is left as it was
+    std::fprintf(stderr,
+                 "pao mutate: %s: nothing planted: it applies to none of the %zu cases (see above), so the "
+                 "outputs could not show it, which is not a pass; nothing was written to %s\n",
+                 bug.c_str(), folder.cases.size(), out_dir.c_str());
+    return 1;
   }
   staging.publish();
   if (mutation)

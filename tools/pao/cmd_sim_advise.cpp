@@ -1,6 +1,7 @@
 // `pao sim advise`: the simulated best decode kernel over a grid, scored against vLLM's and
 // FlashAttention's rules; table, heat map, embeddable rule.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -49,6 +50,7 @@ void print_score(const sim::RuleScore& s) {
 }
 
 int execute(const AdviseOptions& o) {
+  refuse_shared_outputs({{"--svg", o.svg_file}, {"--rule-json", o.rule_json}});
   for (const auto& [option, path] : {std::pair{"--svg", o.svg_file}, {"--rule-json", o.rule_json}})
     refuse_output_over_input(option, path, {{"--device", o.device.device}});
   const sim::Device device = o.device.load();
@@ -100,8 +102,9 @@ int execute(const AdviseOptions& o) {
       std::snprintf(fa_time, sizeof fa_time, "%.1f", c.fa_time);
     else
       std::snprintf(fa_time, sizeof fa_time, "does not fit");
-    std::printf("  %-9s %-9s %-9s %s (%s)\n", r.candidates[c.best].label().c_str(),
-                r.candidates[c.advised].label().c_str(), r.candidates[c.vllm].label().c_str(),
+    const bool fits = std::isfinite(c.best_time());
+    std::printf("  %-9s %-9s %-9s %s (%s)\n", fits ? r.candidates[c.best].label().c_str() : "-",
+                fits ? r.candidates[c.advised].label().c_str() : "-", r.candidates[c.vllm].label().c_str(),
                 c.fa.label().c_str(), fa_time);
   }
   std::printf("\nrules against the simulated optimum (right = within 2%% of the best time):\n");
@@ -150,6 +153,13 @@ int execute(const AdviseOptions& o) {
     }
     sim::write_text_file(o.svg_file, sim::render_heat_map(m));
     std::printf("heat map: %s\n", o.svg_file.c_str());
+  }
+  if (std::none_of(r.cells.begin(), r.cells.end(),
+                   [](const auto& c) { return std::isfinite(c.best_time()); })) {
+    // As `pao sim run` on a kernel that does not fit: no time is not an answer.
+    std::printf("no candidate kernel runs in any cell on %s: nothing was simulated, which is not a result\n",
+                device.name.c_str());
+    return 1;
   }
   return 0;
 }

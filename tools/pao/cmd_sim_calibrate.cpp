@@ -38,7 +38,10 @@ int execute(const CalibrateOptions& o) {
   std::vector<InputPath> inputs{{"--device", o.device.device}};
   for (const auto& m : o.fit.measurements) inputs.push_back({"--measurements", m});
   refuse_output_over_input("--out", o.out_file, inputs);
-  refuse_output_over_input("--synthesize", o.synthesize, {{"--device", o.device.device}});
+  // --synthesize writes instead of fitting, but the -m files named beside it are inputs all the same:
+  // `-m m.csv --synthesize m.csv` would replace the measurements with a simulation of them.
+  refuse_output_over_input("--synthesize", o.synthesize, inputs);
+  refuse_shared_outputs({{"--out", o.out_file}, {"--synthesize", o.synthesize}});
   const sim::Device device = o.device.load();
   if (!o.synthesize.empty()) {
     sim::write_text_file(o.synthesize, sim::synthesize_measurements_csv(device, o.noise, o.seed));

@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <streambuf>
 
 #include "cli_parse.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
+#include "pao/io/atomic_file.hpp"
+#include "pao/io/output_path.hpp"
 #include "pao/sim/engine/chrome_trace.hpp"
 #include "pao/sim/engine/engine.hpp"
 #include "pao/sim/engine/report.hpp"
@@ -33,7 +35,59 @@ struct RunOptions {
   std::string memory_limit;
 };
 
+/// An ostream's bytes into a ByteSink (the trace writer writes to an ostream; the file is written
+/// atomically).
+class SinkBuffer final : public std::streambuf {
+ public:
+  explicit SinkBuffer(ByteSink& sink) : sink_(sink) { setp(buffer_, buffer_ + sizeof buffer_); }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    drain();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override {
+    drain();
+    return 0;
+  }
+
+ private:
+  void drain() {
+    sink_.write(std::string_view(pbase(), static_cast<std::size_t>(pptr() - pbase())));
+    setp(buffer_, buffer_ + sizeof buffer_);
+  }
+
+  ByteSink& sink_;
+  char buffer_[1 << 16];
+};
+
+/// The inputs --trace may not be written over: the descriptor, the case and, when the case is a
+/// golden inside a golden folder (its manifest beside it), that folder.
+std::vector<InputPath> run_inputs(const RunOptions& o) {
+  namespace fs = std::filesystem;
+  std::vector<InputPath> inputs{{"--device", o.device.device}, {"--case", o.workload.case_file}};
+  if (o.workload.has_case() && fs::path(o.workload.case_file).extension() != ".json") {
+    fs::path folder = fs::path(o.workload.case_file).lexically_normal();
+    if (!folder.has_filename()) folder = folder.parent_path();
+    folder = folder.parent_path();
+    if (folder.empty()) folder = ".";
+    std::error_code ec;
+    bool golden_folder = fs::exists(folder / "manifest.json", ec);
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+      golden_folder = golden_folder || entry.path().filename().string().rfind("manifest-shard-", 0) == 0;
+    if (golden_folder) inputs.push_back({"the golden folder of --case", folder});
+  }
+  return inputs;
+}
+
 int execute(const RunOptions& o) {
+  // No output over an input, and a trace path that can be written, before anything is simulated.
+  refuse_output_over_input("--trace", o.trace_file, run_inputs(o));
+  require_writable_file_path("--trace", o.trace_file);
   set_memory_limit(o.memory_limit);
   const sim::Device device = o.device.load();
   const cases::Case c = o.workload.to_case();
@@ -50,39 +104,42 @@ int execute(const RunOptions& o) {
 
   sim::SimResult result;
   if (!o.trace_file.empty()) {
-    // Written to a temporary name and renamed: an interrupted run leaves no half-written trace.
-    const std::string tmp = o.trace_file + ".tmp";
-    std::ofstream out(tmp, std::ios::binary);
-    require(static_cast<bool>(out), "--trace ", o.trace_file, ": cannot open for writing");
+    // Written atomically (a temporary beside it, renamed into place): an interrupted run leaves no
+    // half-written trace, and never overwrites another file.
     std::vector<std::string> names;
     std::int64_t slices = 0;
     for (const auto& l : launches) {
       names.push_back(l.name);
       slices += static_cast<std::int64_t>(l.ctas.size());
     }
-    sim::ChromeTraceWriter writer(out, names, o.trace_max_ctas);
-    // Measured on the first 20000 slices, extrapolated to all that are kept: a warning while there is
-    // still time to stop a trace of hundreds of MB. The counter events per slice grow as the SMs drift
-    // apart, so the extrapolation is low on long grids (V2, 525312 slices: 166 MB said, 260.3 MB
-    // written; the fallback, 10^6 slices: 530 MB said, 554.6 MB written): "or more".
-    const long long kept = static_cast<long long>(std::min(slices, o.trace_max_ctas));
-    writer.estimate_size(20000, slices, [kept](double bytes) {
-      if (bytes > 100e6)
-        std::fprintf(stderr,
-                     "warning: --trace will write %.0f MB or more (%lld CTA slices; extrapolated from the "
-                     "first 20000); --trace-max-ctas N keeps the first N\n",
-                     bytes / 1e6, kept);
+    std::int64_t dropped = 0;
+    write_file_atomically(o.trace_file, [&](ByteSink& sink) {
+      SinkBuffer buffer(sink);
+      std::ostream out(&buffer);
+      sim::ChromeTraceWriter writer(out, names, o.trace_max_ctas);
+      // Measured on the first 20000 slices, extrapolated to all that are kept: a warning while there
+      // is still time to stop a trace of hundreds of MB. The counter events per slice grow as the SMs
+      // drift apart, so the extrapolation is low on long grids (V2, 525312 slices: 166 MB said, 260.3
+      // MB written; the fallback, 10^6 slices: 530 MB said, 554.6 MB written): "or more".
+      const long long kept = static_cast<long long>(std::min(slices, o.trace_max_ctas));
+      writer.estimate_size(20000, slices, [kept](double bytes) {
+        if (bytes > 100e6)
+          std::fprintf(stderr,
+                       "warning: --trace will write %.0f MB or more (%lld CTA slices; extrapolated from the "
+                       "first 20000); --trace-max-ctas N keeps the first N\n",
+                       bytes / 1e6, kept);
+      });
+      result = sim::simulate(device, launches, &writer);
+      writer.finish();
+      out.flush();
+      require(static_cast<bool>(out), "--trace ", o.trace_file, ": write failed");
+      dropped = writer.dropped_cta_slices();
     });
-    result = sim::simulate(device, launches, &writer);
-    writer.finish();
-    out.close();
-    require(static_cast<bool>(out), "--trace ", o.trace_file, ": write failed");
-    std::rename(tmp.c_str(), o.trace_file.c_str());
-    if (writer.dropped_cta_slices() > 0)
+    if (dropped > 0)
       std::fprintf(
           stderr,
           "note: the trace keeps the first %lld CTA slices; %lld more were dropped (--trace-max-ctas)\n",
-          static_cast<long long>(o.trace_max_ctas), static_cast<long long>(writer.dropped_cta_slices()));
+          static_cast<long long>(o.trace_max_ctas), static_cast<long long>(dropped));
   } else {
     result = sim::simulate(device, launches);
   }

@@ -4,10 +4,13 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <string>
 #include <string_view>
 
 #include "commands.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/excerpt.hpp"
+#include "tool_start.hpp"
 
 namespace {
 
@@ -51,13 +54,18 @@ int main(int argc, char** argv) {
   }
   for (const auto& c : kCommands) {
     if (std::string_view(argv[1]) != c.name) continue;
+    // Signals (130 for SIGINT and SIGTERM, temporaries removed) and the thread environment, for
+    // every command; a command may install its own note (pao golden's says how to resume).
+    std::string command = "pao ";
+    command += c.name;
+    if (const auto status = pao::cli::start_tool(command)) return *status;
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const pao::Error& e) {
-      std::fprintf(stderr, "pao %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "pao %s: error: %s\n", c.name, pao::shortened_message(e.what()).c_str());
       return 2;
     } catch (const std::filesystem::filesystem_error& e) {
-      std::fprintf(stderr, "pao %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "pao %s: error: %s\n", c.name, pao::shortened_message(e.what()).c_str());
       return 2;
     } catch (const std::bad_alloc&) {
       // The memory checks (pao/core/memory.hpp) refuse what they can foresee; this is the rest.
@@ -68,7 +76,8 @@ int main(int argc, char** argv) {
       return 2;
     } catch (const std::exception& e) {
       // Still exit status 2 (0 / 1 / 2 everywhere); the wording asks for a report.
-      std::fprintf(stderr, "pao %s: internal error (please report it): %s\n", c.name, e.what());
+      std::fprintf(stderr, "pao %s: internal error (please report it): %s\n", c.name,
+                   pao::shortened_message(e.what()).c_str());
       return 2;
     }
   }

@@ -16,6 +16,7 @@
 #include "pao/diff/golden_view.hpp"
 #include "pao/golden/invariants.hpp"
 #include "pao/golden/tensors.hpp"
+#include "pao/io/atomic_file.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 
@@ -158,7 +159,12 @@ std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const 
   } else {
     for (const auto& name : options.mutations) selected.push_back(&find_mutation(name));
   }
-  fs::create_directories(options.scratch);
+  // Audit's own folder inside the scratch folder: a new one (never one that was there), removed
+  // with what it holds at the end, on an error, or by the signal handler; nothing else in the
+  // scratch folder is touched (a --scratch holding goldens keeps them). What a killed audit left
+  // (its folder, named for its dead process) goes first.
+  remove_stale_temporaries(options.scratch, ".pao-audit.pao-tmp-");
+  const TemporaryFolder work(options.scratch, "pao-audit");
   std::vector<CaseAudit> out;
   for (const auto& c : cases) {
     // The mutation library plants attention bugs; the cache writes' bugs (reshape_and_cache,
@@ -171,7 +177,7 @@ std::vector<CaseAudit> audit_cases(const std::vector<cases::Case>& cases, const 
     const golden::GoldenTensors g = golden::make_golden(c);
     // The golden as a vendor's harness reads it (written and read back), opened once for every
     // mutation's diff, its invariants checked once.
-    const fs::path golden_path = options.scratch / (c.id + ".safetensors");
+    const fs::path golden_path = work.path() / (c.id + ".safetensors");
     write_safetensors(golden_path, g.views(), g.metadata);
     const diff::GoldenView golden(golden::TensorFile::open(golden_path));
     golden::require_golden_invariants(golden.file());

@@ -118,6 +118,35 @@ GoldenFolder golden_of_one(const fs::path& golden) {
 
 namespace {
 
+/// A golden file, or an npy folder and every file in it.
+void add_golden_files(const fs::path& p, std::vector<fs::path>& files) {
+  files.push_back(p);
+  std::error_code ec;
+  if (!fs::is_directory(p, ec)) return;
+  for (const auto& entry : fs::directory_iterator(p, ec)) files.push_back(entry.path());
+}
+
+}  // namespace
+
+std::vector<fs::path> golden_input_files(const GoldenFolder& folder) {
+  std::vector<fs::path> files;
+  for (const auto& ref : folder.cases) add_golden_files(ref.path, files);
+  return files;
+}
+
+std::vector<fs::path> golden_input_files(const fs::path& golden) {
+  std::error_code ec;
+  if (!fs::exists(golden, ec)) return {};
+  if (fs::is_regular_file(golden, ec) || fs::exists(golden / "meta.json", ec)) {
+    std::vector<fs::path> files;
+    add_golden_files(golden, files);
+    return files;
+  }
+  return golden_input_files(list_goldens(golden));
+}
+
+namespace {
+
 /// A shard without its manifest has not run (or was killed), whether or not it holds a case: the
 /// folder is incomplete, as --merge-manifests says too.
 void require_every_shard(const GoldenFolder& folder) {

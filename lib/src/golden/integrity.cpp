@@ -37,7 +37,8 @@ std::optional<HashMismatch> golden_hash_mismatch(const fs::path& dir, const Mani
     const std::string origin = (path / "meta.json").string();
     const nlohmann::json meta = parse_json(read_text_file(path / "meta.json", origin), origin);
     for (const auto& t : meta.at("tensors"))
-      if (auto m = file_mismatch(path / t.at("file").get<std::string>(), t.at("sha256").get<std::string>()))
+      if (auto m = file_mismatch(file_inside_folder(path, t.at("file").get<std::string>(), origin),
+                                 t.at("sha256").get<std::string>()))
         return m;
   } catch (const std::exception&) {  // nlohmann's or pao::Error (invalid, too deep, too large)
     return HashMismatch{path / "meta.json", entry.sha256, "unreadable"};

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "kernels/common/paged_kv.hpp"
 #include "pao/cases/cache_values.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
@@ -62,6 +63,7 @@ class Checker {
   InvariantReport run() {
     read_lengths();
     if (c_.integer_cache()) check_codes();
+    if (c_.integer_cache() && kind_.traits().attends) check_quant_params();
     if (kind_.traits().writes_cache) {  // outputs of its own: the caches it writes
       report_.cache_write = true;
       check_cache_write();
@@ -165,6 +167,47 @@ class Checker {
                       num(range.hi) + "], the range of the case's " +
                       std::string(cases::kv_cache_dtype_name(c_)) + " cache (the first, " +
                       num(codes[static_cast<std::size_t>(first)]) + ", at this index)");
+    }
+  }
+
+  /// The scales and zero points the attention reads (the cache rows value_ranges reads): each as
+  /// the kernels check it before reading (PagedKV::check_quant_params, the rule pao diff applies to
+  /// the golden's inputs): a scale finite and positive, a zero point an integer of the code range
+  /// (any finite value under the openvino rule).
+  void check_quant_params() {
+    const Tensor key_cache = file_.read("key_cache"), value_cache = file_.read("value_cache");
+    const Tensor block_tables = file_.read("block_tables");
+    cases::QuantParamTensors q;
+    for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
+      for (const bool zp : {false, true}) q.param(t, zp) = file_.read(std::string(quant_param_name(t, zp)));
+    std::optional<detail::PagedKV> kv;
+    try {
+      kv = detail::make_paged_kv(key_cache.view(), value_cache.view(), c_.kv_layout, block_tables.view(),
+                                 c_.num_seqs, c_.num_kv_heads, c_.head_size, c_.dtype,
+                                 cases::attention_options(c_, {}, q));
+    } catch (const Error& e) {
+      violation("key_cache", "", std::string("shapes: the kernels refuse the golden's cache: ") + e.what());
+      return;
+    }
+    const bool new_from_input = kind_.traits().new_tokens && features_.new_kv_source == NewKVSource::input;
+    for (std::int32_t s = 0; s < c_.num_seqs; ++s) {
+      const std::int32_t len = c_.seq_lens[static_cast<std::size_t>(s)];
+      const std::int32_t cached = new_from_input ? c_.context_len(static_cast<std::size_t>(s)) : len;
+      // Blocks first (value_ranges reports a bad one): a parameter is read only where one is valid.
+      const std::int32_t used = (cached + c_.block_size - 1) / c_.block_size;
+      bool blocks_ok = used <= kv->max_blocks_per_seq;
+      for (std::int32_t b = 0; blocks_ok && b < used; ++b)
+        blocks_ok = kv->block_table(s)[b] >= 0 && kv->block_table(s)[b] < kv->num_blocks;
+      if (!blocks_ok) continue;
+      try {
+        kv->check_quant_params(s, cached);
+      } catch (const Error& e) {
+        // "value_cache_scale element 128 (sequence 0, ...) = nan: a scale must be ..."
+        const std::string what = e.what();
+        const std::size_t space = what.find(' ');
+        violation(what.substr(0, space), "",
+                  "quantisation: " + (space == std::string::npos ? what : what.substr(space + 1)));
+      }
     }
   }
 

@@ -11,8 +11,10 @@
 #include <string_view>
 
 #include "pao/core/error.hpp"
+#include "pao/core/excerpt.hpp"
 #include "pao/io/atomic_file.hpp"
 #include "pao/io/json_read.hpp"
+#include "pao/io/output_path.hpp"
 
 namespace pao::golden {
 
@@ -75,6 +77,26 @@ bool same_contents(const ManifestEntry& a, const ManifestEntry& b) {
 
 }  // namespace
 
+fs::path file_inside_folder(const fs::path& dir, const std::string& file, const std::string& origin) {
+  const fs::path name(file);
+  std::string why;
+  if (file.empty()) {
+    why = "is empty";
+  } else if (name.is_absolute() || name.has_root_path()) {
+    why = "is an absolute path";
+  } else if (std::any_of(name.begin(), name.end(), [](const fs::path& part) { return part == ".."; })) {
+    why = "climbs out with \"..\"";
+  } else if (const fs::path target = resolved_path(dir / name);
+             !strictly_inside(target, resolved_path(dir))) {
+    why = "is a symbolic link to ";
+    why += excerpt(target.string());
+  }
+  if (why.empty()) return dir / name;
+  fail(origin, ": the file '", excerpt(file), "' ", why,
+       ", which leads outside the folder: a golden folder's files must lie inside it (copy the "
+       "golden in, or regenerate the folder with pao golden)");
+}
+
 const ManifestEntry* Manifest::find(const std::string& id) const {
   auto it = std::lower_bound(entries.begin(), entries.end(), id,
                              [](const ManifestEntry& e, const std::string& key) { return e.id < key; });
@@ -124,7 +146,12 @@ Manifest read_manifest(const fs::path& path) {
     if (j.contains("shard"))
       m.shard = cases::Shard{j["shard"].at("index").get<std::int32_t>(),
                              j["shard"].at("count").get<std::int32_t>()};
-    for (const auto& e : j.at("cases")) m.upsert(entry_from_json(e));
+    for (const auto& e : j.at("cases")) {
+      ManifestEntry entry = entry_from_json(e);
+      file_inside_folder(path.parent_path().empty() ? fs::path(".") : path.parent_path(), entry.file,
+                         origin + ", case '" + excerpt(entry.id) + "'");
+      m.upsert(std::move(entry));
+    }
     if (j.contains("suite_cases")) m.suite_cases = j["suite_cases"].get<std::vector<std::string>>();
     if (j.contains("suite_case_commands"))
       m.suite_case_commands = j["suite_case_commands"].get<std::vector<std::string>>();

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "pao/core/error.hpp"
+#include "pao/golden/manifest.hpp"
 #include "pao/io/byte_source.hpp"
 #include "pao/io/json_read.hpp"
 #include "pao/io/npy.hpp"
@@ -32,10 +33,8 @@ void read_meta_json(const fs::path& dir, SafetensorsMetadata& metadata,
       for (const auto& t : meta.at("tensors")) {
         const std::string name = t.at("name").get<std::string>();
         const std::string file = t.at("file").get<std::string>();
-        if (file.find('/') != std::string::npos || file.find("..") != std::string::npos)
-          fail(meta_path.string(), ": tensor '", excerpt(name), "' names the file '", excerpt(file),
-               "' outside the folder");
-        files[name] = {dir / file,
+        // One rule with the manifests' files: inside the folder, by name and once links are resolved.
+        files[name] = {file_inside_folder(dir, file, meta_path.string() + ", tensor '" + excerpt(name) + "'"),
                        parse_dtype(t.at("dtype").get<std::string>(), "meta.json dtype of " + name)};
       }
     }

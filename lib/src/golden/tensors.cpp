@@ -14,6 +14,7 @@
 #include "pao/core/memory.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/plan/partition.hpp"
+#include "pao/plan/prefix_plan.hpp"
 
 namespace pao::golden {
 
@@ -193,6 +194,15 @@ std::vector<MemoryTerm> estimated_memory_terms(const Case& c) {
   terms.push_back({"the block tables", c.extra_table_columns > widest ? "extra_table_columns" : "num_seqs",
                    seqs * std::max(widest + c.extra_table_columns, 1.0) * 4});
   terms.push_back({"the per-sequence lengths", "num_seqs", seqs * 4 * 8});  // seq_lens, query_lens and copies
+  if (kind.traits().new_tokens && kind.traits().attends) {  // the prefix plan's CTAs and K tiles
+    PrefixShape shape;
+    static_cast<LaunchShape&>(shape) = c;
+    static_cast<KernelTuning&>(shape) = c;
+    shape.max_query_len = c.max_query_len;
+    terms.push_back({"the prefix plan (its CTAs and K tiles)",
+                     c.max_query_len > 0 ? "max_query_len" : "context_tile",
+                     prefix_plan_bytes(shape, c.seq_lens, c.query_lens)});
+  }
   if (kind.traits().partitioned)
     terms.push_back(
         {"V2's partials", "max_seq_len",

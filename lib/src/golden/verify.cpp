@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "pao/core/error.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/tensors.hpp"
+#include "pao/io/json_read.hpp"
 
 namespace pao::golden {
 
@@ -40,12 +43,63 @@ std::set<std::string> split_names(const std::string& text) {
   return out;
 }
 
+/// An npy golden's meta.json holds, beside the flat "metadata" harnesses read (checked against the
+/// case below), a top-level format, format_version, case_id and case of its own: each must be the
+/// metadata's (and the version this pao writes), or a harness reading either copy reads another golden.
+void npy_top_level_mismatches(const TensorFile& file, std::vector<std::string>& out) {
+  const std::filesystem::path meta_path = file.path() / "meta.json";
+  if (!file.is_npy() || !std::filesystem::exists(meta_path)) return;
+  const nlohmann::json top = parse_json(read_text_file(meta_path, meta_path.string()), meta_path.string());
+  const SafetensorsMetadata& meta = file.metadata();
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto flat = [&](const char* key) {
+    const auto it = meta.find(key);
+    return it == meta.end() ? std::string() : it->second;
+  };
+  if (!top.contains("format_version") || text(top["format_version"]) != kGoldenFormatVersion)
+    out.push_back("meta.json's top-level format_version is " +
+                  quoted(top.contains("format_version") ? text(top["format_version"]) : "missing") +
+                  ": this pao writes and reads version " + kGoldenFormatVersion);
+  if (!top.contains("format") || text(top["format"]) != "pao-golden-npy")
+    out.push_back("meta.json's top-level format is " +
+                  quoted(top.contains("format") ? text(top["format"]) : "missing") +
+                  ", expected \"pao-golden-npy\"");
+  if (!top.contains("case_id") || text(top["case_id"]) != flat("case_id"))
+    out.push_back("meta.json's top-level 'case_id' is " +
+                  quoted(top.contains("case_id") ? text(top["case_id"]) : "missing") +
+                  ", but the metadata's is " + quoted(flat("case_id")));
+  if (!top.contains("case")) {
+    out.push_back("meta.json's top-level 'case' is missing");
+    return;
+  }
+  nlohmann::json flat_case;
+  try {
+    flat_case = parse_json(flat("case"), meta_path.string() + " (metadata \"case\")");
+  } catch (const Error&) {
+    return;  // golden_case_of refused it already
+  }
+  if (top["case"] == flat_case) return;
+  std::string keys;
+  if (top["case"].is_object() && flat_case.is_object()) {
+    std::set<std::string> all;
+    for (const auto& [k, v] : top["case"].items()) all.insert(k);
+    for (const auto& [k, v] : flat_case.items()) all.insert(k);
+    for (const auto& k : all)
+      if (!top["case"].contains(k) || !flat_case.contains(k) || top["case"][k] != flat_case[k])
+        keys += (keys.empty() ? "" : ", ") + k;
+  }
+  out.push_back("meta.json's top-level 'case' is not the metadata's case" +
+                (keys.empty() ? std::string() : " (they differ in " + keys + ")") +
+                ": a harness reading it would build another case than the tensors'");
+}
+
 }  // namespace
 
 std::vector<std::string> metadata_mismatches(const TensorFile& file) {
   const cases::Case c = golden_case_of(file);
   const SafetensorsMetadata& meta = file.metadata();
   std::vector<std::string> out;
+  npy_top_level_mismatches(file, out);
   // The format first: a version this pao does not write may mean other keys and tensors.
   const auto version = meta.find("format_version");
   if (version != meta.end() && version->second != kGoldenFormatVersion)

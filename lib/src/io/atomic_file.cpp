@@ -1,8 +1,10 @@
 // Atomic file writes: temporary file in the same directory, fsync, rename, fsync the directory.
 #include "pao/io/atomic_file.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,21 +26,22 @@ namespace {
 std::atomic<unsigned> g_temp_counter{0};
 
 // The temporaries in flight, for the signal handler of install_temporary_cleanup: fixed slots, so
-// that the handler only reads memory and calls unlink (async-signal-safe). 0 free, 1 being
-// filled, 2 holds a path.
+// that the handler only reads memory and makes system calls (async-signal-safe). 0 free, 1 being
+// filled, 2 holds a file's path, 3 a folder's (a temporary folder: removed with its contents).
 constexpr int kSlots = 64;
 constexpr std::size_t kPathMax = 4096;
+constexpr int kFile = 2, kFolder = 3;
 std::atomic<int> g_slot_state[kSlots];
 char g_slot_path[kSlots][kPathMax];
 
-int register_temporary(const std::filesystem::path& path) {
+int register_temporary(const std::filesystem::path& path, int kind = kFile) {
   const std::string& p = path.native();
   if (p.size() >= kPathMax) return -1;
   for (int i = 0; i < kSlots; ++i) {
     int expected = 0;
     if (!g_slot_state[i].compare_exchange_strong(expected, 1)) continue;
     std::memcpy(g_slot_path[i], p.c_str(), p.size() + 1);
-    g_slot_state[i].store(2);
+    g_slot_state[i].store(kind);
     return i;
   }
   return -1;  // more than kSlots at once: a rerun's stale-temporary sweep still removes it
@@ -48,13 +51,96 @@ void unregister_temporary(int slot) {
   if (slot >= 0) g_slot_state[slot].store(0);
 }
 
+/// Whether `name` is ".<anything>.pao-tmp-<pid>-<n>" for this process's pid: a folder that, by its
+/// name, this process made as a temporary (remove_stale_temporaries reads the same names).
+bool is_own_temporary_folder_name(const std::string& name) {
+  const std::string marker = ".pao-tmp-" + std::to_string(::getpid()) + "-";
+  const auto at = name.rfind(marker);
+  if (name.empty() || name[0] != '.' || at == std::string::npos || at + marker.size() == name.size())
+    return false;
+  return name.find_first_not_of("0123456789", at + marker.size()) == std::string::npos;
+}
+
+/// A file written inside a temporary folder of this process (such as pao mutate's staging folder,
+/// or a golden's npy folder being written) registers that folder, once: a signal then removes the
+/// folder and what it holds, not only the file in flight.
+void register_own_temporary_folder(const std::filesystem::path& dir) {
+  if (!is_own_temporary_folder_name(dir.filename().string())) return;
+  const std::string& p = dir.native();
+  int folders = 0;
+  for (int i = 0; i < kSlots; ++i) {
+    if (g_slot_state[i].load() != kFolder) continue;
+    if (p == g_slot_path[i]) return;
+    // A folder published (renamed into place) or removed since: its slot is free again, so that a
+    // long run of npy goldens does not fill the slots that files in flight need.
+    if (::access(g_slot_path[i], F_OK) != 0) {
+      g_slot_state[i].store(0);
+    } else {
+      ++folders;
+    }
+  }
+  if (folders < kSlots / 2) register_temporary(dir, kFolder);
+}
+
+// Removing a folder's contents from a signal handler: no opendir/readdir (they allocate), only
+// open, getdents64, unlinkat, close, fixed buffers per level. Symbolic links are removed, never
+// followed (O_NOFOLLOW). Nested folders to kMaxDepth levels (pao's temporary folders have none).
+constexpr int kMaxDepth = 4;
+alignas(8) char g_dirents[kMaxDepth][4096];
+
+struct LinuxDirent64 {
+  std::uint64_t d_ino;
+  std::int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
+
+void remove_folder_contents(int dir_fd, int depth) {
+  // Unlinking while reading may skip entries: read again from the start until a pass removes nothing.
+  for (int pass = 0; pass < 64; ++pass) {
+    bool removed = false;
+    ::lseek(dir_fd, 0, SEEK_SET);
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, dir_fd, g_dirents[depth], sizeof g_dirents[depth]);
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        const auto* e = reinterpret_cast<const LinuxDirent64*>(g_dirents[depth] + off);
+        off += e->d_reclen;
+        const char* name = e->d_name;
+        if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+        if (::unlinkat(dir_fd, name, 0) == 0) {
+          removed = true;
+        } else if (depth + 1 < kMaxDepth) {
+          const int sub = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (sub < 0) continue;
+          remove_folder_contents(sub, depth + 1);
+          ::close(sub);
+          if (::unlinkat(dir_fd, name, AT_REMOVEDIR) == 0) removed = true;
+        }
+      }
+    }
+    if (!removed) return;
+  }
+}
+
+void remove_folder_in_handler(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  remove_folder_contents(fd, 0);
+  ::close(fd);
+  ::rmdir(path);
+}
+
 // The line the signal handler writes (install_temporary_cleanup), fixed storage like the paths.
 char g_interrupted_note[512];
 std::size_t g_interrupted_note_size = 0;
 
 extern "C" void remove_temporaries_and_exit(int sig) {
   for (int i = 0; i < kSlots; ++i)
-    if (g_slot_state[i].load() == 2) ::unlink(g_slot_path[i]);
+    if (g_slot_state[i].load() == kFile) ::unlink(g_slot_path[i]);
+  for (int i = 0; i < kSlots; ++i)
+    if (g_slot_state[i].load() == kFolder) remove_folder_in_handler(g_slot_path[i]);
   if (g_interrupted_note_size > 0) {
     const ssize_t ignored = ::write(STDERR_FILENO, g_interrupted_note, g_interrupted_note_size);
     (void)ignored;
@@ -89,7 +175,10 @@ class TempFile {
       path_ = dir / name;
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       const int err = errno;
-      if (fd_ >= 0) slot_ = register_temporary(path_);
+      if (fd_ >= 0) {
+        slot_ = register_temporary(path_);
+        register_own_temporary_folder(dir);
+      }
       if (fd_ < 0 && (err != EEXIST || attempt > 100))
         fail(target.string(), ": cannot create a temporary file in ", dir.string(), ": ", errno_text(err));
     }
@@ -202,15 +291,51 @@ void install_temporary_cleanup(std::string_view note) {
   std::memcpy(g_interrupted_note, note.data(), n);
   if (n > 0 && g_interrupted_note[n - 1] != '\n') g_interrupted_note[n++] = '\n';
   g_interrupted_note_size = n;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, remove_temporaries_and_exit);
+  // sigaction, not signal: the three signals are blocked while the handler runs, so that a second
+  // one (Ctrl-C, then a scheduler's SIGTERM) cannot start the cleanup over inside the first.
+  struct sigaction action {};
+  action.sa_handler = remove_temporaries_and_exit;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, sig);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &action, nullptr);
+}
+
+TemporaryFolder::TemporaryFolder(const std::filesystem::path& parent, std::string_view name) {
+  std::filesystem::create_directories(parent);
+  // Created with mkdir, which fails on a name that exists: the folder is always a new one, so that
+  // removing it removes nothing this process did not write.
+  for (int attempt = 0;; ++attempt) {
+    std::string leaf = ".";
+    leaf += name;
+    leaf += ".pao-tmp-";
+    leaf += std::to_string(::getpid());
+    leaf += '-';
+    leaf += std::to_string(g_temp_counter.fetch_add(1));
+    path_ = parent / leaf;
+    if (::mkdir(path_.c_str(), 0777) == 0) break;
+    const int err = errno;
+    if (err != EEXIST || attempt > 100)
+      fail(parent.string(), ": cannot create a temporary folder: ", errno_text(err));
+  }
+  slot_ = register_temporary(path_, kFolder);
+}
+
+TemporaryFolder::~TemporaryFolder() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  unregister_temporary(slot_);
 }
 
 std::size_t remove_stale_temporaries(const std::filesystem::path& dir) {
+  return remove_stale_temporaries(dir, ".");
+}
+
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir, std::string_view prefix) {
   std::size_t removed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.empty() || name[0] != '.') continue;
+    if (name.empty() || name[0] != '.' || name.rfind(prefix, 0) != 0) continue;
     // ".<file>.pao-tmp.<pid>.<n>" (this file), ".<name>.pao-tmp-<pid>-<n>", ".<name>.pao-old-<pid>-<n>"
     std::size_t at = std::string::npos;
     for (const char* marker : {".pao-tmp.", ".pao-tmp-", ".pao-old-"}) {

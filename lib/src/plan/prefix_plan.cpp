@@ -2,6 +2,7 @@
 #include "pao/plan/prefix_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "pao/core/error.hpp"
 #include "pao/plan/launch_shape.hpp"
@@ -93,6 +94,22 @@ PrefixPlan plan_prefix(const PrefixShape& shape, std::span<const std::int32_t> s
         plan.ctas.push_back(c);
       }
   return plan;
+}
+
+double prefix_plan_bytes(const PrefixShape& shape, std::span<const std::int32_t> seq_lens,
+                         std::span<const std::int32_t> query_lens) {
+  const auto up = [](double n, std::int32_t d) { return std::ceil(n / std::max(d, 1)); };
+  double max_query = shape.max_query_len;
+  for (const auto q : query_lens) max_query = std::max<double>(max_query, q);
+  const double grid_z = up(max_query, shape.block_m);
+  double tiles = 0;  // every (seq, m_tile): its context tiles and at most every new-token tile
+  for (std::size_t i = 0; i < seq_lens.size(); ++i) {
+    const double q = i < query_lens.size() ? query_lens[i] : 1;
+    tiles += grid_z * (up(std::max(0.0, seq_lens[i] - q), shape.context_tile) + up(q, shape.block_n));
+  }
+  const double seqs = static_cast<double>(seq_lens.size());
+  return seqs * grid_z * (std::max(shape.num_heads, 1) + 1.0) * static_cast<double>(sizeof(PrefixCta)) +
+         tiles * static_cast<double>(sizeof(PrefixTile));
 }
 
 }  // namespace pao

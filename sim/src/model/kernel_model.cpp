@@ -184,8 +184,17 @@ std::vector<Launch> build_launches(const Device& device, const Workload& w, cons
   const double ctas = estimated_ctas(w, kernel);
   char count[32];
   std::snprintf(count, sizeof count, "%.3g", ctas);
-  require_memory("simulating " + kernel.label() + " on " + w.to_string() + " (" + count + " CTAs)",
-                 72.0 * ctas, "shorten --seq-len, or fewer sequences or heads");
+  double plan_bytes = 0;  // the prefix plan's CTA and K-tile lists besides the work records
+  if (kernel.kind == KernelVariant::prefix) {
+    PrefixShape shape;
+    static_cast<LaunchShape&>(shape) = w;
+    static_cast<KernelTuning&>(shape) = kernel;
+    plan_bytes = prefix_plan_bytes(shape, w.seq_lens, w.query_lens);
+  }
+  require_memory(
+      "simulating " + kernel.label() + " on " + w.to_string() + " (" + count + " CTAs)",
+      72.0 * ctas + plan_bytes,
+      "shorten --seq-len, or fewer sequences or heads (prefix: larger tiles, a smaller max_query_len)");
   switch (kernel.kind) {
     case KernelVariant::v1:
     case KernelVariant::v2:

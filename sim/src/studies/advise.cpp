@@ -232,6 +232,12 @@ std::string advised_rule_json(const AdviseResult& r, const Device& device) {
     row["num_seqs"] = c.num_seqs;
     row["num_heads"] = c.num_heads;
     row["max_seq_len"] = c.max_seq_len;
+    if (!std::isfinite(c.best_time())) {  // no candidate fits: nothing to advise
+      row["kernel"] = nullptr;
+      row["note"] = "no candidate kernel fits on the device";
+      j["rows"].push_back(row);
+      continue;
+    }
     const auto& k = r.candidates[c.advised];
     row["kernel"] = to_string(k.kind);
     if (k.kind == KernelVariant::v2) row["partition_size"] = k.partition_size;

@@ -225,14 +225,22 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     if (query_len != 1) w.query_lens.assign(w.seq_lens.size(), query_len);
     w.max_seq_len = to_int(get("max_seq_len", "0"), where("max_seq_len"), 0, kMaxInt32);
     w.dtype = parse_dtype(get("dtype", "f16"), where("dtype"));
-    w.kv_cache_dtype = cases::parse_kv_cache_dtype(get("kv_cache_dtype", "auto")).value_or(w.dtype);
+    try {
+      w.kv_cache_dtype = cases::parse_kv_cache_dtype(get("kv_cache_dtype", "auto")).value_or(w.dtype);
+    } catch (const Error& e) {
+      fail(where("kv_cache_dtype"), ": ", e.what());
+    }
     KernelConfig defaults;
     const std::string vllm_partition = std::to_string(KernelTuning{}.partition_size);
     defaults.partition_size =
         to_int(get("partition_size", vllm_partition), where("partition_size"), 1, kMaxInt32);
     defaults.implementation =
         parse_kernel_implementation(get("implementation", "vllm"), where("implementation"));
-    m.kernel = parse_kernel_spec(get("kernel", ""), defaults);
+    try {
+      m.kernel = parse_kernel_spec(get("kernel", ""), defaults);
+    } catch (const Error& e) {
+      fail(where("kernel"), ": ", e.what());
+    }
     const std::string time_text = get("time_us", "");
     m.time_us = to_number(time_text, where("time_us"));
     require(std::isnormal(m.time_us) && m.time_us >= kMinTimeUs && m.time_us <= kMaxTimeUs, where("time_us"),

@@ -50,8 +50,11 @@ std::string dtype_class(const cases::Case& c);
 struct AuditOptions {
   std::vector<std::string> mutations;  // empty: every mutation
   diff::DiffOptions diff;
-  bool out_only = false;          // vendors hand over `out` only (no V2 partials): the harder test
-  std::filesystem::path scratch;  // goldens and vendor files go here (removed per case)
+  bool out_only = false;  // vendors hand over `out` only (no V2 partials): the harder test
+  /// audit_cases writes each case's golden into a folder of its own made inside this one
+  /// (".pao-audit.pao-tmp-<pid>-<n>", io/atomic_file.hpp TemporaryFolder) and removes that folder
+  /// when done: nothing else here is read, overwritten or removed.
+  std::filesystem::path scratch;
   std::function<void(std::size_t done, std::size_t total, const CaseAudit&)> on_case;
 };
 

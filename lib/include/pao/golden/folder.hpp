@@ -56,6 +56,15 @@ GoldenFolder list_goldens(const std::filesystem::path& dir);
 /// it count.
 void require_complete(const GoldenFolder& folder, const std::string& glob = "");
 
+/// Every golden file `golden` (a folder of cases, a .safetensors file or an npy folder) reads, as
+/// its manifest or folder names them: each case's .safetensors file; an npy folder, its meta.json
+/// and every file in it. What an output must not be (refuse_output_over_input resolves each, links
+/// included): a folder without manifest may hold links to goldens elsewhere. Empty when `golden`
+/// does not exist; throws pao::Error as list_goldens does for a malformed folder.
+std::vector<std::filesystem::path> golden_input_files(const std::filesystem::path& golden);
+/// The same for a folder already listed.
+std::vector<std::filesystem::path> golden_input_files(const GoldenFolder& folder);
+
 /// One golden file or npy folder as a folder of one case: its id, and its folder's manifest when
 /// that lists it (so that its hash can be checked). Throws pao::Error if it is not a pao golden.
 GoldenFolder golden_of_one(const std::filesystem::path& golden);

@@ -57,10 +57,19 @@ struct Manifest {
   const std::string& expected_by(std::size_t pos) const;
 };
 
+/// `dir / file` for a file a golden folder names (a manifest's "file" entry, an npy golden's
+/// meta.json "file"): it must stay inside `dir`. Throws pao::Error naming `origin` and the file when
+/// it is empty, an absolute path, climbs out with "..", or is (or lies under) a symbolic link that
+/// leads outside `dir` once resolved: a golden folder that reaches outside itself could make a
+/// command read, or write over, what is not the golden's.
+std::filesystem::path file_inside_folder(const std::filesystem::path& dir, const std::string& file,
+                                         const std::string& origin);
+
 /// "manifest.json", or "manifest-shard-<i>-of-<N>.json".
 std::string manifest_file_name(const std::optional<cases::Shard>& shard);
 
-/// Throws pao::Error naming the file for unreadable or malformed manifests.
+/// Throws pao::Error naming the file for unreadable or malformed manifests, and for a "file" entry
+/// that leads outside the manifest's folder (file_inside_folder).
 Manifest read_manifest(const std::filesystem::path& path);
 void write_manifest(const std::filesystem::path& path, const Manifest& manifest);
 

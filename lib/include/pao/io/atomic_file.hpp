@@ -31,10 +31,30 @@ WrittenFile write_file_atomically(const std::filesystem::path& path,
 
 WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents);
 
-/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written, writes `note` (if not
-/// empty; e.g. "pao golden: interrupted; rerun the same command to resume") to stderr, then exits
-/// with interrupted_exit_status(signal). For long-running commands such as `pao golden`.
+/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written and every temporary
+/// folder of this process (TemporaryFolder, and a folder named ".<name>.pao-tmp-<this pid>-<n>" that
+/// a file was written into: pao mutate's staging folder, a golden's npy folder) with what it
+/// holds, writes `note` (if not empty; e.g. "pao golden: interrupted; rerun the same command to
+/// resume") to stderr, then exits with interrupted_exit_status(signal). Every tool installs it at
+/// start-up (tools/common/tool_start.hpp); a command may install it again with its own note.
 void install_temporary_cleanup(std::string_view note = {});
+
+/// A folder of this process's temporaries: a new folder ".<name>.pao-tmp-<pid>-<n>" inside `parent`
+/// (created, with `parent`, if need be; never one that existed), removed with its contents on
+/// destruction, by install_temporary_cleanup's handler on a signal, or, after a kill, by the next
+/// remove_stale_temporaries(parent). Nothing else in `parent` is touched.
+class TemporaryFolder {
+ public:
+  TemporaryFolder(const std::filesystem::path& parent, std::string_view name);
+  ~TemporaryFolder();
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  int slot_ = -1;
+};
 
 /// The exit status of a run stopped by `signal`: 130 for SIGINT (Ctrl-C) and SIGTERM (a
 /// scheduler's stop) alike, 128 + the signal for any other.
@@ -44,5 +64,10 @@ int interrupted_exit_status(int signal);
 /// ".pao-old-*") whose writing process no longer runs: what a killed run left behind. Returns how
 /// many it removed.
 std::size_t remove_stale_temporaries(const std::filesystem::path& dir);
+
+/// The same, only for the temporaries whose name starts with `prefix` (".pao-audit.pao-tmp-": what
+/// pao audit leaves in a shared folder such as $TMPDIR, where other tools' temporaries are not its
+/// business).
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir, std::string_view prefix);
 
 }  // namespace pao

@@ -12,6 +12,13 @@
 
 namespace pao {
 
+/// The absolute path with the symbolic links of its existing part resolved and "." / ".." removed;
+/// no trailing separator. Two paths name one file when their resolved paths are equal.
+std::filesystem::path resolved_path(const std::filesystem::path& path);
+
+/// Whether `path` lies strictly inside the folder `dir` (both resolved).
+bool strictly_inside(const std::filesystem::path& path, const std::filesystem::path& dir);
+
 /// An input of a command, named as its usage names it ("GOLDEN", "--case", "-m").
 struct InputPath {
   std::string_view role;
@@ -32,6 +39,21 @@ inline void refuse_output_over_input(std::string_view option, const std::filesys
                                      std::initializer_list<InputPath> inputs) {
   refuse_output_over_input(option, output, std::span<const InputPath>(inputs.begin(), inputs.size()));
 }
+
+/// An output option of a command and the path it names (empty: not given).
+struct OutputPath {
+  std::string_view option;
+  std::filesystem::path path;
+};
+
+/// Throws pao::Error naming both options when two given outputs are the same file by any path
+/// (`--csv s.csv --svg ./s.csv`): the second would overwrite the first.
+void refuse_shared_outputs(std::initializer_list<OutputPath> outputs);
+
+/// Throws pao::Error (exit status 2) naming `option` and `output` when a file cannot be written
+/// there, checked before any work: `output` is a folder, or its folder does not exist (or is not a
+/// folder). An empty `output` is not checked. For reports written at the end of a long run.
+void require_writable_file_path(std::string_view option, const std::filesystem::path& output);
 
 /// The message of refuse_output_over_input, or "" when `output` is not over `input`.
 std::string output_over_input(std::string_view option, const std::filesystem::path& output,

@@ -103,4 +103,10 @@ struct PrefixPlan {
 PrefixPlan plan_prefix(const PrefixShape& shape, std::span<const std::int32_t> seq_lens,
                        std::span<const std::int32_t> query_lens);
 
+/// The bytes plan_prefix's lists take (its CTAs and their tiles), counted in doubles without
+/// planning, as an upper bound: the memory checks call it before anything is built (a
+/// max_query_len of 2e9 or a context_tile of 1 under a long context is gigabytes of plan).
+double prefix_plan_bytes(const PrefixShape& shape, std::span<const std::int32_t> seq_lens,
+                         std::span<const std::int32_t> query_lens);
+
 }  // namespace pao

@@ -1,0 +1,34 @@
+// What every pao tool does first, before its command runs: one signal policy (SIGINT and SIGTERM
+// exit 130, temporaries removed; pao/io/atomic_file.hpp), and the thread-count variables of the
+// environment checked (pao/core/thread_env.hpp), so that OMP_NUM_THREADS=100000000 is a
+// "<tool>: error: OMP_NUM_THREADS=..." line and exit 2, not a death inside libgomp.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli_parse.hpp"
+#include "pao/core/error.hpp"
+#include "pao/core/thread_env.hpp"
+#include "pao/io/atomic_file.hpp"
+
+namespace pao::cli {
+
+/// `command` as the tool's errors name it ("pao golden", "pao-bench"). Returns the exit status
+/// when the tool must stop (a thread-count variable it cannot honour), nothing otherwise.
+inline std::optional<int> start_tool(std::string_view command) {
+  std::string note(command);
+  note += ": interrupted; temporary files removed, nothing left half-written";
+  install_temporary_cleanup(note);
+  try {
+    require_thread_environment();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(command.size()), command.data(), e.what());
+    return kExitBadInput;
+  }
+  return std::nullopt;
+}
+
+}  // namespace pao::cli
