@@ -7,6 +7,9 @@
 // launches back to back between two synchronisations, wall time / launches
 // ("loop"). Prints achieved bandwidth as a fraction of the device's peak (memory clock x bus
 // width), a ratio measured in the same run; it never passes or fails on absolute time.
+// A lent GPU's minutes count: each case is built and put on the device once for all its kernels
+// (filled there when the distribution allows: bench/filled_case.hpp), and the row loop
+// (bench/bench_run.hpp) appends each row to the CSV as it is measured, resumes, and keeps a budget.
 #include <cuda_runtime_api.h>
 #include <fnmatch.h>
 
@@ -23,8 +26,11 @@
 #include <vector>
 
 #include "bench/bench_kernels.hpp"
+#include "bench/bench_run.hpp"
+#include "bench/filled_case.hpp"
 #include "bench/measurement_csv.hpp"
 #include "check/gpu_run.hpp"
+#include "check/run_progress.hpp"
 #include "cli_parse.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/suite.hpp"
@@ -48,6 +54,8 @@ struct Options {
   std::string cases_glob;
   bool list = false;
   bool csv = false;
+  bool resume = false;
+  double budget_s = 0;
 };
 
 constexpr const char* kDescription =
@@ -57,7 +65,11 @@ constexpr const char* kDescription =
     "has one seq_len). Timing gpu: CUDA events around one launch (V2: attention + reduce), after the\n"
     "warm-up and an L2 flush, median of the repeats; loop: vLLM's benchmark_paged_attention.py, the\n"
     "launches back to back between two synchronisations, wall time / launches.\n"
-    "Exit: 0 measured, 2 bad usage or input, 3 a CUDA error, 77 no CUDA device.";
+    "Each case is built once for all its kernels; a constant-distribution case is filled on the device\n"
+    "(no host tensor). Each row is appended to --out and flushed as soon as it is measured, with a\n"
+    "progress line and an ETA on stderr; --resume skips the rows --out holds.\n"
+    "Exit: 0 measured (a run --budget-s stopped says how many rows it left), 2 bad usage or input,\n"
+    "3 a CUDA error, 77 no CUDA device.";
 
 struct Device {
   std::string name;
@@ -149,32 +161,95 @@ Measured time_launches(const std::function<Status()>& launch, const Options& o, 
   return m;
 }
 
-/// The row of one measurement of case `c` with `kernel`.
-bench::MeasurementRow row_of(const cases::Case& c, const BenchKernel& kernel, const Measured& t, double bytes,
-                             const Device& dev, const Options& o) {
-  bench::MeasurementRow row;
-  row.device = dev.name;
-  row.prefix = kernel.variant == KernelVariant::prefix;
-  // `c` is the case as the kernel runs it (case_for_kernel): V2's partition size is the case's.
-  row.partition_size = kernel.variant == KernelVariant::v2 ? c.partition_size : 0;
-  row.block_m = c.block_m, row.block_n = c.block_n;
-  row.query_len = c.query_lens.empty() ? 1 : c.query_lens.front();
-  static_cast<LaunchShape&>(row) = c;
-  row.dtype = c.dtype;
-  row.kv_cache_dtype = c.cache_storage_dtype();
-  row.seq_len = c.seq_lens.front();
-  row.max_seq_len = c.max_seq_len;
-  row.time_us = t.time_us, row.stddev_us = t.stddev_us, row.repeats = t.repeats;
-  row.timing = o.timing;
-  row.pool_blocks = o.timing == "loop" ? cases::pool_num_blocks(c) : 0;
-  row.achieved_gbps = t.time_us > 0 ? bytes / t.time_us / 1e3 : 0;
-  row.note = c.id;
-  return row;
+/// The cases on the GPU: each built once (filled on the device when its distribution allows) and
+/// every kernel of --kernels timed on the same buffers.
+class GpuBench : public bench::BenchDevice {
+ public:
+  GpuBench(const Options& o, const L2Flush* flush) : o_(o), flush_(flush) {}
+
+  void prepare(const cases::Case& c) override {
+    release();
+    const bool filled = bench::fills_on_device(c);
+    if (c.kernel == cases::CaseKernel::prefix) {
+      if (filled) {
+        const bench::FilledPrefixCase pc = bench::make_filled_prefix_case(c);
+        prefix_ = std::make_unique<check::DevicePrefixCase>(pc, pc.options());
+      } else {
+        const cases::PrefixCase pc = cases::make_prefix_case(c);
+        prefix_ = std::make_unique<check::DevicePrefixCase>(pc, pc.args().options);
+      }
+      return;
+    }
+    // Planned as V2 with the case's partition size; measure() plans each kernel on the same inputs.
+    if (filled) {
+      const bench::FilledDecodeCase dc = bench::make_filled_decode_case(c);
+      decode_ = std::make_unique<check::DeviceDecodeCase>(KernelVariant::v2, dc, dc.options());
+    } else {
+      const cases::DecodeCase dc = cases::make_decode_case(c);
+      decode_ = std::make_unique<check::DeviceDecodeCase>(KernelVariant::v2, dc, dc.args().options);
+    }
+  }
+
+  bench::BenchTiming measure(const cases::Case& kc, const BenchKernel& k) override {
+    bench::BenchTiming t;
+    Measured m;
+    if (k.variant == KernelVariant::prefix) {
+      require(prefix_ != nullptr, "case ", kc.id, ": not a prefix case");
+      m = time_launches([&] { return prefix_->launch(); }, o_, flush_);
+      t.bytes = prefix_bytes_moved(kc);
+    } else {
+      require(decode_ != nullptr, "case ", kc.id, ": not a decode case");
+      decode_->select(k.variant, kc.partition_size);
+      m = time_launches([&] { return decode_->launch(); }, o_, flush_);
+      t.bytes = decode_bytes_moved(kc, decode_->plan());
+    }
+    t.time_us = m.time_us, t.stddev_us = m.stddev_us, t.repeats = m.repeats;
+    return t;
+  }
+
+  void release() override {
+    decode_.reset();
+    prefix_.reset();
+  }
+
+  bool fatal(const Error& e) const override { return dynamic_cast<const check::CudaError*>(&e) != nullptr; }
+
+ private:
+  const Options& o_;
+  const L2Flush* flush_;
+  std::unique_ptr<check::DeviceDecodeCase> decode_;
+  std::unique_ptr<check::DevicePrefixCase> prefix_;
+};
+
+/// The comment line of a new CSV: the device and how time_us was measured.
+std::string csv_comment(const Device& dev, const Options& o) {
+  std::ostringstream os;
+  os << "pao-cuda-bench on " << dev.name << "; peak HBM " << dev.peak_gbps << " GB/s; timing " << o.timing;
+  if (o.timing == "gpu") {
+    os << "; time_us = median of " << o.repeats << " CUDA-event timings after " << o.warmup
+       << " warm-up launches";
+    if (o.flush) os << ", L2 flushed before each";
+  } else {
+    os << "; time_us = wall time of " << o.loop_launches << " back-to-back launches / " << o.loop_launches;
+  }
+  return os.str();
+}
+
+bench::BenchRunOptions run_options(const Options& o, const Device& dev) {
+  bench::BenchRunOptions r;
+  r.device_name = dev.name;
+  r.peak_gbps = dev.peak_gbps;
+  r.timing = o.timing;
+  r.max_gib = o.max_gib;
+  return r;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Every line reaches the log when it is printed, even into a pipe: a killed run keeps them.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::setvbuf(stderr, nullptr, _IOLBF, 0);
   Options o;
   CLI::App app(kDescription, "pao-cuda-bench");
   auto* suite = app.add_option("--suite", o.suite, "a suite of data/cases, or a suite .json path")
@@ -204,7 +279,18 @@ int main(int argc, char** argv) {
   app.add_option("--max-gib", o.max_gib, "skip cases whose device buffers exceed this many GiB")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--out", o.out, "the measurement CSV to write")->capture_default_str();
+  app.add_option("--out", o.out,
+                 "the measurement CSV, each row appended and flushed as it is measured (started anew\n"
+                 "unless --resume)")
+      ->capture_default_str();
+  app.add_flag("--resume", o.resume,
+               "keep the rows --out holds and skip them (a row is identified by every column but\n"
+               "time_us, stddev_us, repeats and achieved_gbps); measure the rest");
+  app.add_option("--budget-s", o.budget_s,
+                 "stop between rows when the next one would end past this many seconds of wall time\n"
+                 "(estimated from the rows so far), exit 0 saying how many rows are left; 0: no budget")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--cases", o.cases_glob,
                  "only the cases whose id matches this shell glob (\"decode-*-bf16-*\")");
   app.add_flag("--list", o.list, "print the cases and the kernels each runs, then exit (no GPU needed)");
@@ -236,12 +322,14 @@ int main(int argc, char** argv) {
     }
   }
   if (o.list && o.csv) {
+    bench::BenchRunOptions list_options;
+    list_options.timing = o.timing;
     std::ofstream out(o.out, std::ios::binary);
     out << bench::measurement_csv_header() << ",bench_kernel\n";
     for (const auto& c : cases)
       for (const auto& k : kernels_of_case(kernels, c))
-        out << bench::measurement_csv_row(row_of(case_for_kernel(c, k), k, {}, 0, {}, o)) << "," << k.label
-            << "\n";
+        out << bench::measurement_csv_row(bench::bench_row(case_for_kernel(c, k), k, {}, list_options)) << ","
+            << k.label << "\n";
     if (!out) {
       std::fprintf(stderr, "pao-cuda-bench: error: cannot write %s\n", o.out.c_str());
       return cli::kExitBadInput;
@@ -271,61 +359,21 @@ int main(int argc, char** argv) {
         o.flush && o.timing == "gpu"
             ? std::make_unique<L2Flush>(std::max<std::size_t>(2 * dev.l2_bytes, std::size_t{64} << 20))
             : nullptr;
-    std::ostringstream csv;
-    csv << "# pao-cuda-bench on " << dev.name << "; peak HBM " << dev.peak_gbps << " GB/s; timing "
-        << o.timing
-        << (o.timing == "gpu" ? "; time_us = median of " + std::to_string(o.repeats) +
-                                    " CUDA-event timings after " + std::to_string(o.warmup) +
-                                    " warm-up launches" + (o.flush ? ", L2 flushed before each" : "")
-                              : "; time_us = wall time of " + std::to_string(o.loop_launches) +
-                                    " back-to-back launches / " + std::to_string(o.loop_launches))
-        << "\n";
-    csv << bench::measurement_csv_header() << "\n";
+    bench::MeasurementCsvFile csv(o.out, o.resume, csv_comment(dev, o));
     std::printf("%-58s %-8s %10s %8s %7s\n", "case", "kernel", "time_us", "GB/s", "of peak");
-    for (const auto& c : cases) {
-      if (bench_case_gib(c) > o.max_gib) {
-        std::printf("skipped %s: %.1f GiB on the device > --max-gib %.1f\n", c.id.c_str(), bench_case_gib(c),
-                    o.max_gib);
-        continue;
-      }
-      for (const BenchKernel& k : kernels_of_case(kernels, c)) {
-        const cases::Case kc = case_for_kernel(c, k);
-        Measured t;
-        double bytes = 0;
-        try {
-          if (k.variant == KernelVariant::prefix) {
-            const cases::PrefixCase pc = cases::make_prefix_case(kc);
-            const check::DevicePrefixCase device(pc, pc.args().options);
-            t = time_launches([&] { return device.launch(); }, o, flush.get());
-            bytes = prefix_bytes_moved(kc);
-          } else {
-            const cases::DecodeCase dc = cases::make_decode_case(kc);
-            const check::DeviceDecodeCase device(k.variant, dc, dc.args().options);
-            t = time_launches([&] { return device.launch(); }, o, flush.get());
-            bytes = decode_bytes_moved(kc, device.plan());
-          }
-        } catch (const check::CudaError&) {
-          throw;
-        } catch (const Error& e) {
-          std::printf("skipped %s %s: %s\n", c.id.c_str(), k.label.c_str(), e.what());
-          continue;
-        }
-        const bench::MeasurementRow row = row_of(kc, k, t, bytes, dev, o);
-        csv << bench::measurement_csv_row(row) << "\n";
-        std::printf("%-58s %-8s %10.2f %8.0f %6.1f%%\n", c.id.c_str(), k.label.c_str(), t.time_us,
-                    row.achieved_gbps, 100 * row.achieved_gbps / dev.peak_gbps);
-      }
-    }
-    std::ofstream out(o.out, std::ios::binary);
-    out << csv.str();
-    if (!out) {
-      std::fprintf(stderr, "pao-cuda-bench: error: cannot write %s\n", o.out.c_str());
-      return cli::kExitBadInput;
-    }
-    std::printf("wrote %s\n", o.out.c_str());
+    GpuBench gpu(o, flush.get());
+    const tools::BudgetClock clock(o.budget_s);
+    const bench::BenchRunSummary sum =
+        bench::run_bench(cases, kernels, run_options(o, dev), csv, gpu, clock, stdout, stderr);
+    std::printf(
+        "%s: %zu row(s) appended to %s (%zu there already, %zu skipped, %zu left); %zu case build(s)\n",
+        "pao-cuda-bench", sum.measured, o.out.c_str(), sum.resumed, sum.refused, sum.left, sum.builds);
   } catch (const check::CudaError& e) {
     std::printf("pao-cuda-bench: CUDA error, stopping: %s\n", e.what());
     return cli::kExitCudaError;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "pao-cuda-bench: error: %s\n", e.what());
+    return cli::kExitBadInput;
   }
   return cli::kExitOk;
 }

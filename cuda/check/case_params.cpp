@@ -7,14 +7,6 @@
 
 namespace pao::cuda::check {
 
-namespace {
-
-PagedCacheLayout layout_of(const cases::Case& s, const Tensor& cache, CacheTensor tensor) {
-  return contiguous_cache_layout(s.kv_layout, tensor, cache.shape());
-}
-
-}  // namespace
-
 void set_attention_params(PagedAttentionParams& p, const AttentionOptions& o, std::int32_t head_size) {
   p.scale = resolved_scale(o, head_size);
   p.alibi_slopes = static_cast<const float*>(o.alibi_slopes.data);
@@ -44,18 +36,41 @@ std::vector<std::int32_t> case_seq_lens(const Tensor& seq_lens) {
 namespace {
 
 /// The shape, dtypes, caches, layouts, block tables and scalars of a case's tensors.
-void set_paged_cache(PagedAttentionParams& p, const cases::Case& s, const Tensor& key_cache,
-                     const Tensor& value_cache, const Tensor& block_tables, const AttentionOptions& o) {
+void set_paged_cache(PagedAttentionParams& p, const cases::Case& s, DType cache_dtype, const Shape& key_shape,
+                     const Shape& value_shape, const void* key_cache, const void* value_cache,
+                     const Tensor& block_tables, const AttentionOptions& o) {
   static_cast<LaunchShape&>(p) = s;
   p.dtype = s.dtype;
-  p.kv_cache_dtype = key_cache.dtype();
-  p.key_cache = key_cache.bytes();
-  p.value_cache = value_cache.bytes();
-  p.key_layout = layout_of(s, key_cache, CacheTensor::key);
-  p.value_layout = layout_of(s, value_cache, CacheTensor::value);
+  p.kv_cache_dtype = cache_dtype;
+  p.key_cache = key_cache;
+  p.value_cache = value_cache;
+  p.key_layout = contiguous_cache_layout(s.kv_layout, CacheTensor::key, key_shape);
+  p.value_layout = contiguous_cache_layout(s.kv_layout, CacheTensor::value, value_shape);
   p.block_tables = block_tables.data<std::int32_t>();
   p.block_table_stride = block_tables.size(1);
   set_attention_params(p, o, p.head_size);
+}
+
+void set_paged_cache(PagedAttentionParams& p, const cases::Case& s, const Tensor& key_cache,
+                     const Tensor& value_cache, const Tensor& block_tables, const AttentionOptions& o) {
+  set_paged_cache(p, s, key_cache.dtype(), key_cache.shape(), value_cache.shape(), key_cache.bytes(),
+                  value_cache.bytes(), block_tables, o);
+}
+
+void set_query(DecodeParams& p, const Shape& query_shape, const void* query) {
+  const Shape qs = contiguous_strides(query_shape);
+  p.query = query;
+  p.query_seq_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
+}
+
+void set_tokens(PrefixParams& p, const cases::Case& s, const Shape& query_shape, const Shape& key_shape) {
+  p.num_tokens = static_cast<std::int32_t>(query_shape[0]);
+  const Shape qs = contiguous_strides(query_shape), ks = contiguous_strides(key_shape);
+  p.query_token_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
+  p.key_token_stride = p.value_token_stride = ks[0];
+  p.key_head_stride = p.value_head_stride = ks[1];
+  p.key_dim_stride = p.value_dim_stride = ks[2];
+  p.new_kv_from_cache = cases::kernel_features(s).new_kv_source == NewKVSource::cache;
 }
 
 }  // namespace
@@ -63,9 +78,7 @@ void set_paged_cache(PagedAttentionParams& p, const cases::Case& s, const Tensor
 DecodeParams case_decode_params(const cases::DecodeCase& c, const AttentionOptions& o) {
   DecodeParams p;
   set_paged_cache(p, c.spec, c.key_cache, c.value_cache, c.block_tables, o);
-  const Shape qs = contiguous_strides(c.query.shape());
-  p.query = c.query.bytes();
-  p.query_seq_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
+  set_query(p, c.query.shape(), c.query.bytes());
   p.seq_lens = c.seq_lens.data<std::int32_t>();
   return p;
 }
@@ -73,16 +86,27 @@ DecodeParams case_decode_params(const cases::DecodeCase& c, const AttentionOptio
 PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptions& o) {
   PrefixParams p;
   set_paged_cache(p, c.spec, c.key_cache, c.value_cache, c.block_tables, o);
-  p.num_tokens = static_cast<std::int32_t>(c.query.size(0));
-  const Shape qs = contiguous_strides(c.query.shape()), ks = contiguous_strides(c.key.shape());
+  set_tokens(p, c.spec, c.query.shape(), c.key.shape());
   p.query = c.query.bytes();
-  p.query_token_stride = qs[0], p.query_head_stride = qs[1], p.query_dim_stride = qs[2];
   p.key = c.key.bytes();
   p.value = c.value.bytes();
-  p.key_token_stride = p.value_token_stride = ks[0];
-  p.key_head_stride = p.value_head_stride = ks[1];
-  p.key_dim_stride = p.value_dim_stride = ks[2];
-  p.new_kv_from_cache = cases::kernel_features(c.spec).new_kv_source == NewKVSource::cache;
+  return p;
+}
+
+DecodeParams case_decode_params(const bench::FilledDecodeCase& c, const AttentionOptions& o) {
+  DecodeParams p;
+  set_paged_cache(p, c.spec, c.key_cache.dtype, c.key_cache.shape, c.value_cache.shape, nullptr, nullptr,
+                  c.block_tables, o);
+  set_query(p, c.query.shape, nullptr);
+  p.seq_lens = c.seq_lens.data<std::int32_t>();
+  return p;
+}
+
+PrefixParams case_prefix_params(const bench::FilledPrefixCase& c, const AttentionOptions& o) {
+  PrefixParams p;
+  set_paged_cache(p, c.spec, c.key_cache.dtype, c.key_cache.shape, c.value_cache.shape, nullptr, nullptr,
+                  c.block_tables, o);
+  set_tokens(p, c.spec, c.query.shape, c.key.shape);
   return p;
 }
 

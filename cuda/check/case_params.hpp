@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench/filled_case.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cuda/decode_params.hpp"
 #include "pao/cuda/prefix_params.hpp"
@@ -21,6 +22,9 @@ void set_attention_params(PagedAttentionParams& p, const AttentionOptions& optio
 /// Inputs point at c's tensors and options' slopes / per-head scales; outputs are null.
 DecodeParams case_decode_params(const cases::DecodeCase& c, const AttentionOptions& options);
 PrefixParams case_prefix_params(const cases::PrefixCase& c, const AttentionOptions& options);
+/// A case the device fills (bench/filled_case.hpp): the same, with null tensor pointers.
+DecodeParams case_decode_params(const bench::FilledDecodeCase& c, const AttentionOptions& options);
+PrefixParams case_prefix_params(const bench::FilledPrefixCase& c, const AttentionOptions& options);
 
 /// Whether pao has a CUDA kernel for a launch variant: v1, v2 (+ reduce) and prefix, not the
 /// prefix kind's fallback.

@@ -13,8 +13,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "check/case_oracle.hpp"
 #include "check/device_math.hpp"
 #include "check/gpu_run.hpp"
+#include "check/ordered_parallel.hpp"
+#include "check/run_progress.hpp"
 #include "cli_parse.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/suite.hpp"
@@ -31,6 +34,7 @@ namespace {
 
 using namespace pao;
 using namespace pao::cuda::check;
+namespace tools = pao::cuda::tools;
 
 struct Options {
   std::string suite;
@@ -41,6 +45,7 @@ struct Options {
   bool math = true;
   std::int64_t math_values = std::int64_t{1} << 24;
   bool quiet = false;
+  double budget_s = 0;
 };
 
 constexpr const char* kDescription =
@@ -50,8 +55,11 @@ constexpr const char* kDescription =
     "against the exact precision under pao diff's default rule; guard bytes around every buffer. The\n"
     "kernel precision is vLLM's GPU (warp 32, 128 threads per CTA) with the case's partitions and tiles.\n"
     "First the shared numerics (kernel_exp, kernel_tanh, the roundings to f16 / bf16, every f16 / bf16 /\n"
-    "fp8 decode) on the device.\n"
-    "Exit: 0 all match, 1 a mismatch, 2 bad usage or input, 3 a CUDA error, 77 no CUDA device.";
+    "fp8 decode) on the device. The oracle side runs on every core (OpenMP), a window of cases at a\n"
+    "time; the GPU side and the output stay serial, in case order, a line at a time; a progress line\n"
+    "with an ETA on stderr at most every 2 s, --quiet or not.\n"
+    "Exit: 0 all match (a run --budget-s stopped says how many cases it left), 1 a mismatch, 2 bad\n"
+    "usage or input, 3 a CUDA error, 77 no CUDA device.";
 
 struct Tally {
   int passed = 0, failed = 0;
@@ -153,15 +161,6 @@ void check_math(Tally& t, std::int64_t count) {
       [](std::size_t i) { return decode_fp8_e5m2(static_cast<std::uint8_t>(i)); }, false);
 }
 
-/// A case as pao's CUDA kernels run it: vLLM's GPU (warp 32, 128 threads per CTA), with the case's
-/// partitions and tiles.
-cases::Case as_cuda_runs_it(cases::Case c) {
-  const KernelTuning gpu;
-  c.warp_size = gpu.warp_size;
-  c.threads_per_cta = gpu.threads_per_cta;
-  return c;
-}
-
 /// One judgement of a case's GPU outputs: a line per tensor (pao diff's), under a header naming the
 /// case and the reference; details for the failing ones.
 void report(Tally& t, const diff::CaseReport& r, const std::string& against) {
@@ -185,32 +184,25 @@ void report(Tally& t, const diff::CaseReport& r, const std::string& against) {
     for (const auto& note : r.notes) std::printf("  note: %s\n", note.c_str());
 }
 
-/// Runs one case on every launch variant of its kind that has a CUDA kernel and judges the outputs;
-/// false when its input is bad (the oracle rejects it).
-bool check_case(Tally& t, const cases::Case& spec, bool with_exact) {
-  const cases::Case c = as_cuda_runs_it(spec);
-  const kinds::KernelKind& kind = kinds::kind_of(c);
-  std::vector<KernelVariant> variants;
-  for (const KernelVariant v : kind.traits().variants)
-    if (has_cuda_kernel(v)) variants.push_back(v);
-  if (variants.empty() || kind.traits().writes_cache) {  // no CUDA cache write yet
-    std::printf("skip  %s: pao has no CUDA kernel for a %s case\n", c.id.c_str(),
-                std::string(kind.name()).c_str());
+/// Runs one case on every launch variant of its kind that has a CUDA kernel and judges the outputs
+/// against its oracle (computed beforehand, case_oracle); false when its input is bad (the oracle
+/// rejects it).
+bool check_case(Tally& t, CaseOracle o, bool with_exact) {
+  const cases::Case& c = o.c;
+  if (!o.skip.empty()) {
+    std::printf("skip  %s: %s\n", c.id.c_str(), o.skip.c_str());
     return true;
   }
-  golden::GoldenTensors golden;
-  try {
-    golden = golden::make_golden(c);
-  } catch (const Error& e) {
-    t.add(false, "FAIL " + c.id + ": bad case: " + e.what());
+  if (!o.bad_case.empty()) {
+    t.add(false, "FAIL " + c.id + ": bad case: " + o.bad_case);
     return false;
   }
   // A launcher Status (e.g. V1 over the shared-memory limit) fails the variant; a CUDA error
   // (CudaError) propagates and stops the run.
   std::vector<std::pair<std::string, Tensor>> outputs;
-  for (const KernelVariant v : variants) {
+  for (const KernelVariant v : o.variants) {
     try {
-      GpuRun run = run_on_gpu(v, golden);
+      GpuRun run = run_on_gpu(v, o.golden);
       for (auto& named : run.outputs) outputs.push_back(std::move(named));
       for (const auto& failure : run.guard_failures)
         t.add(false, "FAIL " + c.id + " " + to_string(v) + " " + failure);
@@ -222,7 +214,7 @@ bool check_case(Tally& t, const cases::Case& spec, bool with_exact) {
   }
   if (outputs.empty()) return true;
   const golden::TensorFile expected =
-      golden::TensorFile::in_memory(c.id, golden.metadata, std::move(golden.tensors));
+      golden::TensorFile::in_memory(c.id, o.golden.metadata, std::move(o.golden.tensors));
   const golden::TensorFile gpu = golden::TensorFile::in_memory(c.id + " on the GPU", {}, std::move(outputs));
   diff::DiffOptions bitwise;
   diff::PolicyOverride every_tensor;
@@ -242,6 +234,10 @@ bool check_case(Tally& t, const cases::Case& spec, bool with_exact) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A line reaches the log as soon as it is printed, even into a pipe or a file: a run killed by
+  // its deadline keeps everything it checked.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::setvbuf(stderr, nullptr, _IOLBF, 0);
   Options o;
   CLI::App app(kDescription, "pao-cuda-check");
   auto* suite =
@@ -261,7 +257,12 @@ int main(int argc, char** argv) {
                  "how many of the 2^24 float inputs the numerics check evaluates, spread evenly over\n"
                  "them (plus the special values); fewer for a simulator")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
-  app.add_flag("--quiet", o.quiet, "print failures and the summary only");
+  app.add_flag("--quiet", o.quiet, "print failures and the summary only (the progress line stays)");
+  app.add_option("--budget-s", o.budget_s,
+                 "stop between cases when the next one would end past this many seconds of wall\n"
+                 "time (estimated from the mean case so far); 0: no budget")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   if (const auto exit = cli::parse_command_line(app, argc, argv)) return *exit;
   if (o.suite.empty() && o.case_files.empty()) {
     std::fprintf(stderr, "pao-cuda-check: error: give --suite NAME or --case FILE (see --help)\n");
@@ -291,14 +292,42 @@ int main(int argc, char** argv) {
   Tally t;
   t.quiet = o.quiet;
   int bad_input = 0;
+  const tools::BudgetClock clock(o.budget_s);
+  tools::ProgressLine progress(stderr, "pao-cuda-check", cases.size(), clock);
+  std::size_t checked = 0;
+  double cases_start = 0;
+  // The budget's estimate of the next case: the mean wall time of a case so far (oracle included).
+  const auto next_case_fits = [&] {
+    const double mean = checked ? (clock.elapsed_s() - cases_start) / static_cast<double>(checked) : 0;
+    return clock.allows(mean);
+  };
   try {
     if (o.math) check_math(t, o.math_values);
-    for (const auto& c : cases)
-      if (!check_case(t, c, o.exact)) ++bad_input;
+    cases_start = clock.elapsed_s();
+    double last = cases_start;
+    for_each_in_order<CaseOracle>(
+        cases.size(), default_window(), [&](std::size_t i) { return case_oracle(cases[i]); },
+        [&](std::size_t i, CaseOracle&& oracle) {
+          if (!check_case(t, std::move(oracle), o.exact)) ++bad_input;
+          ++checked;
+          const double now = clock.elapsed_s();
+          char what[96];
+          std::snprintf(what, sizeof what, "%d passed, %d failed; last case", t.passed, t.failed);
+          progress.step_every(2.0, checked, std::string(what) + " " + cases[i].id, now - last);
+          last = now;
+          return next_case_fits();
+        },
+        next_case_fits);
   } catch (const CudaError& e) {
     std::printf("pao-cuda-check: CUDA error, stopping: %s\n", e.what());
     std::printf("%d passed, %d failed\n", t.passed, t.failed + 1);
     return cli::kExitCudaError;
+  }
+  if (checked < cases.size()) {
+    const std::string stop = tools::budget_stop_line("pao-cuda-check", clock, cases.size() - checked,
+                                                     cases.size(), "cases", "not checked");
+    std::printf("%s\n", stop.c_str());
+    std::fprintf(stderr, "%s\n", stop.c_str());
   }
   std::printf("%d passed, %d failed\n", t.passed, t.failed);
   if (t.failed == 0) return 0;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "check/case_params.hpp"
+#include "check/device_fill.hpp"
 #include "pao/core/error.hpp"
 #include "pao/cuda/paged_attention_cuda.hpp"
 #include "pao/cuda/prefix_attention_cuda.hpp"
@@ -44,6 +45,10 @@ class DeviceBuffer {
   }
   void upload(const void* src) {
     cuda_check(cudaMemcpy(data(), src, bytes_, cudaMemcpyHostToDevice), "upload");
+  }
+  /// Every element `element_size` bytes of `pattern` (FilledTensor), on the device.
+  void fill(std::uint32_t pattern, int element_size) {
+    cuda_check(fill_device_pattern(data(), bytes_, pattern, element_size), "fill");
   }
   void download(void* dst) const {
     cuda_check(cudaMemcpy(dst, data(), bytes_, cudaMemcpyDeviceToHost), "download");
@@ -85,6 +90,13 @@ std::unique_ptr<DeviceBuffer> upload(const void* data, std::size_t bytes, unsign
   return b;
 }
 
+/// A tensor the device fills (bench::FilledTensor), between guard bytes.
+std::unique_ptr<DeviceBuffer> fill(const bench::FilledTensor& t) {
+  auto b = std::make_unique<DeviceBuffer>(t.nbytes(), 0, kGuardBytes);
+  b->fill(t.pattern, static_cast<int>(dtype_size(t.dtype)));
+  return b;
+}
+
 /// The paged cache and scalars of a case on the device, pointed to by p: both caches between
 /// NaN bytes (a stray read shows up as NaN), the block tables, ALiBi slopes, per-head scales and
 /// an integer cache's scales and zero points between guard bytes.
@@ -98,6 +110,21 @@ struct DevicePagedCache {
     value_cache = std::make_unique<DeviceBuffer>(vc.nbytes(), 0, kNaNBytes);
     if (kc.nbytes()) key_cache->upload(kc.bytes());
     if (vc.nbytes()) value_cache->upload(vc.bytes());
+    set_rest(kc.dtype(), tables, options, p);
+  }
+  /// Caches the device fills (bench::FilledTensor); everything else as above.
+  DevicePagedCache(const bench::FilledTensor& kc, const bench::FilledTensor& vc, const Tensor& tables,
+                   const AttentionOptions& options, PagedAttentionParams& p) {
+    key_cache = std::make_unique<DeviceBuffer>(kc.nbytes(), 0, kNaNBytes);
+    value_cache = std::make_unique<DeviceBuffer>(vc.nbytes(), 0, kNaNBytes);
+    key_cache->fill(kc.pattern, static_cast<int>(dtype_size(kc.dtype)));
+    value_cache->fill(vc.pattern, static_cast<int>(dtype_size(vc.dtype)));
+    set_rest(kc.dtype, tables, options, p);
+  }
+
+ private:
+  void set_rest(DType cache_dtype, const Tensor& tables, const AttentionOptions& options,
+                PagedAttentionParams& p) {
     block_tables = upload(tables.bytes(), tables.nbytes(), kGuardBytes);
     if (options.alibi_slopes.data != nullptr) {
       require(options.alibi_slopes.dtype == DType::f32 && options.alibi_slopes.is_contiguous(),
@@ -115,7 +142,7 @@ struct DevicePagedCache {
     p.alibi_slopes = alibi ? alibi->as<float>() : nullptr;
     p.k_head_scales = k_head_scales ? k_head_scales->as<float>() : nullptr;
     p.v_head_scales = v_head_scales ? v_head_scales->as<float>() : nullptr;
-    if (!is_integer_cache(kc.dtype())) return;
+    if (!is_integer_cache(cache_dtype)) return;
     int i = 0;
     for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
       for (const bool zp : {false, true}) {
@@ -170,7 +197,9 @@ std::string cuda_device_name() {
 }
 
 struct DeviceDecodeCase::State {
-  KernelVariant kernel;
+  cases::Case spec;
+  std::vector<std::int32_t> lens;  // the plans' host copy of seq_lens
+  KernelVariant kernel = KernelVariant::v1;
   DecodeParams p;
   DecodePlan plan;
   std::unique_ptr<DeviceBuffer> query, seq_lens;
@@ -188,22 +217,44 @@ DeviceDecodeCase::DeviceDecodeCase(KernelVariant kernel, const cases::DecodeCase
                                    const AttentionOptions& options)
     : state_(std::make_unique<State>()) {
   State& st = *state_;
-  const cases::Case& s = c.spec;
-  st.kernel = kernel;
+  st.spec = c.spec;
   st.p = case_decode_params(c, options);  // host pointers, replaced below
-  DecodeParams& p = st.p;
-  const std::vector<std::int32_t> lens = case_seq_lens(c.seq_lens);
-  if (Status status = plan_decode_launch(kernel, p, s.max_seq_len, s.partition_size, lens, st.plan);
-      !status.ok())
-    fail("plan: ", status.message());
-
+  st.lens = case_seq_lens(c.seq_lens);
   st.query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
   st.seq_lens = upload(c.seq_lens.bytes(), c.seq_lens.nbytes(), kGuardBytes);
-  st.cache = std::make_unique<DevicePagedCache>(c.key_cache, c.value_cache, c.block_tables, options, p);
-  p.query = st.query->data();
-  p.seq_lens = st.seq_lens->as<std::int32_t>();
+  st.cache = std::make_unique<DevicePagedCache>(c.key_cache, c.value_cache, c.block_tables, options, st.p);
+  st.p.query = st.query->data();
+  st.p.seq_lens = st.seq_lens->as<std::int32_t>();
+  select(kernel, c.spec.partition_size);
+}
 
+DeviceDecodeCase::DeviceDecodeCase(KernelVariant kernel, const bench::FilledDecodeCase& c,
+                                   const AttentionOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.spec = c.spec;
+  st.p = case_decode_params(c, options);  // null tensor pointers, set below
+  st.lens = case_seq_lens(c.seq_lens);
+  st.query = fill(c.query);
+  st.seq_lens = upload(c.seq_lens.bytes(), c.seq_lens.nbytes(), kGuardBytes);
+  st.cache = std::make_unique<DevicePagedCache>(c.key_cache, c.value_cache, c.block_tables, options, st.p);
+  st.p.query = st.query->data();
+  st.p.seq_lens = st.seq_lens->as<std::int32_t>();
+  cuda_check(cudaDeviceSynchronize(), "filling the case");
+  select(kernel, c.spec.partition_size);
+}
+
+void DeviceDecodeCase::select(KernelVariant kernel, std::int32_t partition_size) {
+  State& st = *state_;
+  DecodeParams& p = st.p;
+  DecodePlan plan;
+  if (Status status = plan_decode_launch(kernel, p, st.spec.max_seq_len, partition_size, st.lens, plan);
+      !status.ok())
+    fail("plan: ", status.message());
+  st.kernel = kernel;
+  st.plan = plan;
   // Outputs: NaN bytes between guards.
+  st.outputs.clear();
   const std::int64_t S = p.num_seqs, H = p.num_heads, D = p.head_size, P = st.plan.max_num_partitions;
   st.outputs.push_back({"out", {S, H, D}, p.dtype, nullptr});
   if (kernel == KernelVariant::v2) {
@@ -215,6 +266,8 @@ DeviceDecodeCase::DeviceDecodeCase(KernelVariant kernel, const cases::DecodeCase
     out.device = std::make_unique<DeviceBuffer>(
         static_cast<std::size_t>(shape_numel(out.shape)) * dtype_size(out.dtype), kNaNBytes, kGuardBytes);
   p.out = st.outputs[0].device->data();
+  p.tmp_out = nullptr;
+  p.max_logits = p.exp_sums = nullptr;
   if (kernel == KernelVariant::v2) {
     p.tmp_out = st.outputs[1].device->data();
     p.max_logits = st.outputs[2].device->as<float>();
@@ -260,17 +313,27 @@ struct DevicePrefixCase::State {
   std::unique_ptr<DevicePagedCache> cache;
 };
 
+namespace {
+
+/// The plan of a prefix case's launch with its tiles.
+PrefixPlan plan_prefix(const cases::Case& s, const PrefixParams& p,
+                       const std::vector<std::int32_t>& seq_lens) {
+  PrefixPlan plan;
+  if (Status status = plan_prefix_launch(p, seq_lens, s.query_lens, s.block_m, s.block_n, s.context_tile,
+                                         s.max_query_len, plan);
+      !status.ok())
+    fail("plan: ", status.message());
+  return plan;
+}
+
+}  // namespace
+
 DevicePrefixCase::DevicePrefixCase(const cases::PrefixCase& c, const AttentionOptions& options)
     : state_(std::make_unique<State>()) {
   State& st = *state_;
-  const cases::Case& s = c.spec;
   st.p = case_prefix_params(c, options);  // host pointers, replaced below
   PrefixParams& p = st.p;
-  const std::vector<std::int32_t> seq_lens = case_seq_lens(c.seq_lens), query_lens = s.query_lens;
-  if (Status status = plan_prefix_launch(p, seq_lens, query_lens, s.block_m, s.block_n, s.context_tile,
-                                         s.max_query_len, st.plan);
-      !status.ok())
-    fail("plan: ", status.message());
+  st.plan = plan_prefix(c.spec, p, case_seq_lens(c.seq_lens));
   st.query = upload(c.query.bytes(), c.query.nbytes(), kGuardBytes);
   st.key = upload(c.key.bytes(), c.key.nbytes(), kGuardBytes);
   st.value = upload(c.value.bytes(), c.value.nbytes(), kGuardBytes);
@@ -281,6 +344,25 @@ DevicePrefixCase::DevicePrefixCase(const cases::PrefixCase& c, const AttentionOp
   st.out_shape = c.query.shape();
   st.out = std::make_unique<DeviceBuffer>(c.query.nbytes(), kNaNBytes, kGuardBytes);
   p.out = st.out->data();
+}
+
+DevicePrefixCase::DevicePrefixCase(const bench::FilledPrefixCase& c, const AttentionOptions& options)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.p = case_prefix_params(c, options);  // null tensor pointers, set below
+  PrefixParams& p = st.p;
+  st.plan = plan_prefix(c.spec, p, case_seq_lens(c.seq_lens));
+  st.query = fill(c.query);
+  st.key = fill(c.key);
+  st.value = fill(c.value);
+  st.cache = std::make_unique<DevicePagedCache>(c.key_cache, c.value_cache, c.block_tables, options, p);
+  p.query = st.query->data();
+  p.key = st.key->data();
+  p.value = st.value->data();
+  st.out_shape = c.query.shape;
+  st.out = std::make_unique<DeviceBuffer>(c.query.nbytes(), kNaNBytes, kGuardBytes);
+  p.out = st.out->data();
+  cuda_check(cudaDeviceSynchronize(), "filling the case");
 }
 
 DevicePrefixCase::~DevicePrefixCase() = default;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/filled_case.hpp"
 #include "check/case_params.hpp"  // has_cuda_kernel
 #include "pao/cases/case_tensors.hpp"
 #include "pao/core/error.hpp"
@@ -60,10 +61,16 @@ struct GpuPrefixOutputs {
 class DeviceDecodeCase {
  public:
   DeviceDecodeCase(KernelVariant kernel, const cases::DecodeCase& c, const AttentionOptions& options);
+  /// A case the device fills (pao-cuda-bench's constant cases): nothing uploaded but the block
+  /// tables, lengths and scalars.
+  DeviceDecodeCase(KernelVariant kernel, const bench::FilledDecodeCase& c, const AttentionOptions& options);
   ~DeviceDecodeCase();
   DeviceDecodeCase(const DeviceDecodeCase&) = delete;
   DeviceDecodeCase& operator=(const DeviceDecodeCase&) = delete;
 
+  /// Plans `kernel` with `partition_size` (V2) on the same inputs and gives it fresh outputs:
+  /// pao-cuda-bench times every kernel of a case on one upload. Throws as the constructor does.
+  void select(KernelVariant kernel, std::int32_t partition_size);
   /// Launches the kernels on `stream` without waiting (V2: attention, then reduce).
   Status launch(cudaStream_t stream = nullptr) const;
   /// Waits for the device, downloads every output and checks every guard zone.
@@ -79,6 +86,7 @@ class DeviceDecodeCase {
 class DevicePrefixCase {
  public:
   DevicePrefixCase(const cases::PrefixCase& c, const AttentionOptions& options);
+  DevicePrefixCase(const bench::FilledPrefixCase& c, const AttentionOptions& options);
   ~DevicePrefixCase();
   DevicePrefixCase(const DevicePrefixCase&) = delete;
   DevicePrefixCase& operator=(const DevicePrefixCase&) = delete;
