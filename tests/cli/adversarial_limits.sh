@@ -166,6 +166,41 @@ says stderr "are the same file"
 expect 2 sim advise --max-seq-lens 512 --num-seqs 1 --num-heads 8 --svg "$tmp/a.json" --rule-json "$tmp/a.json"
 expect 0 sim sweep --axis seq-len=512,1024 --csv "$tmp/s.csv" --svg "$tmp/s.svg"
 
+# --- round three, second probe: crashes, parallel errors, lenient numbers -------------------------
+# V1's geometry at a block of 1024 (more V lanes per row than a warp): SIGFPE (136) in every command
+for args in "sim run --block-size 1024 --num-seqs 1 --seq-len 16" \
+  "sim advise --block-size 4096 --num-seqs 1 --num-heads 8 --max-seq-lens 512"; do
+  # shellcheck disable=SC2086 # the words of each command
+  expect 2 $args
+  says stderr "NUM_V_VECS_PER_ROW <= WARP_SIZE"
+done
+expect 0 sim sweep --axis block-size=16,4096 --num-seqs 1 --seq-len 16 --kernels v1
+says stdout "1 points do not run"
+# a refusal inside advise's parallel cells (abort 134): the cell is n/a and its reason printed,
+# every cell refused is bad input
+expect 2 sim advise --threads 100000 --num-seqs 1 --num-heads 8 --max-seq-lens 512
+says stderr "every run was refused"
+expect 0 sim advise --partitions 1,512 --num-seqs 64 --num-heads 64 --max-seq-lens 512,2000000000
+says stdout "runs refused (shown n/a)"
+# CSV numbers are decimal and whole: a NUL byte, hex, an unnamed column in the middle
+printf '%s\nv1,1,8\000,128,256,14.5\n' "$header" >"$tmp/nul.csv"
+printf '%s\nv1,1,8,128,256,0x10\n' "$header" >"$tmp/hex.csv"
+printf 'kernel,,num_seqs,num_heads,head_size,seq_len,time_us\nv1,x,1,8,128,256,14.5\n' >"$tmp/unnamed.csv"
+printf '%s\n"v1\n",1,8,128,256,14.5\n' "$header" >"$tmp/newline.csv"
+for f in nul hex unnamed; do
+  expect 2 sim validate -d h200 -m "$tmp/$f.csv" --no-logo
+done
+expect 2 sim validate -d h200 -m "$tmp/newline.csv" --no-logo
+check "a quoted line break in a value stays on the error's line" test "$(wc -l <"$tmp/stderr")" -eq 1
+expect 1 sim calibrate --synthesize "$tmp/none.csv" --set max_threads_per_cta=64
+check "no CSV of nothing is written" test ! -e "$tmp/none.csv"
+expect 2 sim run --trace-max-ctas 1e15 --trace "$tmp/t.json"
+expect 0 sim run --trace-max-ctas 999999999999 --trace "$tmp/t.json" --num-seqs 1 --seq-len 64
+mkdir -p "$tmp/sub"
+expect 2 sim sweep --axis seq-len=100,200 --csv "$tmp/sub/"
+says stderr "--csv"
+check "no temporary is left in the folder" test -z "$(ls -A "$tmp/sub")"
+
 # --- pao-bench ------------------------------------------------------------------------------------
 if [ -n "${PAO_BENCH:-}" ]; then
   cat >"$tmp/reshape.json" <<'JSON'

@@ -79,6 +79,20 @@ expect 2 diff g ok --json ok/out.safetensors
 says stderr "a tensor file or folder inside ok (ACTUAL)"
 expect 2 diff g ok --json g/report.json
 says stderr "inside the folder g (GOLDEN)"
+# two outputs on one file (the second overwrote the first); a folder as a report's path
+expect 2 diff g ok --json r.x --junit ./r.x
+says stderr "are the same file"
+mkdir -p reports
+expect 2 diff g ok --json reports/
+says stderr "is a folder"
+expect 2 audit --suite suite.json --mutations last_token_dropped --json a.out --svg ./a.out
+says stderr "are the same file"
+# --scratch: a file is not a folder; folders it had to create are gone after the run
+echo "not a folder" >notes.txt
+expect 2 audit --suite suite.json --mutations last_token_dropped --scratch notes.txt
+says stderr "--scratch notes.txt: not a folder"
+expect 0 audit --suite suite.json --mutations last_token_dropped --scratch made/deep
+check "the folders --scratch made are removed" test ! -e made
 # a report beside the vendor's outputs (what the example harnesses write) is not over an input
 expect 0 diff g ok --json ok/report.json
 ln -s g link
@@ -111,10 +125,11 @@ expect 0 sim sweep --device h200.json --kernels v1,v2:512 --axis seq-len=1024:20
 expect 2 sim advise --device h200.json --svg h200.json
 says stderr "that is --device"
 
-# --json DIR: the system's words, not "Success"
+# --json DIR: refused before any work, naming the option (a rename that fails later says the
+# system's words, not "Success": tests/io/test_io_atomic.cpp)
 mkdir -p adir
 expect 2 diff g ok --json adir
-says stderr "cannot rename the temporary file into place: Is a directory"
+says stderr "--json adir: is a folder"
 
 # SIGTERM (a scheduler's stop) exits 130 as Ctrl-C does, leaving no half-written file
 cat >slow.json <<'JSON'

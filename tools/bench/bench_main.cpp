@@ -106,8 +106,7 @@ int run(const std::vector<std::string>& cases, const std::vector<std::string>& c
     // checked before the machine's limits are measured, not after the run.
     std::vector<pao::InputPath> inputs{{"--cases (data/cases/bench.json)", suite_file}};
     for (const auto& f : case_files) inputs.push_back({"--case", f});
-    pao::refuse_output_over_input("--json", json_path, inputs);
-    pao::require_writable_file_path("--json", json_path);
+    pao::check_file_outputs({{"--json", json_path}}, inputs);
     const auto suite = pao::cases::expand_suite(suite_file, true);
     for (const auto& id : cases) {
       if (id == "none") continue;

@@ -77,8 +77,8 @@ int run_audit(int argc, char** argv) {
   for (const auto& name : options.mutations) audit::find_mutation(name);  // bad names fail before any work
   for (const auto& p : policies) options.diff.overrides.push_back(diff::parse_policy_override(p));
   const fs::path suite_file = cases::find_suite(suite, cases::cases_dir());
-  for (const auto& [option, path] : {std::pair{"--json", json_path}, {"--svg", svg_path}})
-    refuse_output_over_input(option, path, {{"--suite", suite_file}, {"--scratch", scratch}});
+  check_file_outputs({{"--json", json_path}, {"--svg", svg_path}},
+                     {{"--suite", suite_file}, {"--scratch", scratch}});
   refuse_output_over_input("--scratch", scratch, {{"--suite", suite_file}});
   const std::vector<cases::Case> cases = cases::expand_suite(suite_file, full);
   require(!cases.empty(), "--suite ", suite,
@@ -88,7 +88,18 @@ int run_audit(int argc, char** argv) {
   // empty.
   options.scratch = scratch.empty() ? fs::temp_directory_path() : fs::path(scratch);
   std::error_code ec;
-  const bool created_scratch = !scratch.empty() && !fs::exists(options.scratch, ec);
+  require(!fs::exists(options.scratch, ec) || fs::is_directory(options.scratch, ec), "--scratch ", scratch,
+          ": not a folder");
+  // The folders a --scratch that does not exist yet makes (a/b: a and b), removed again, deepest
+  // first, when empty at the end.
+  std::vector<fs::path> created;
+  if (!scratch.empty())
+    for (fs::path p = fs::absolute(options.scratch, ec).lexically_normal(); !p.empty() && !fs::exists(p, ec);
+         p = p.parent_path())
+      created.push_back(p);
+  const auto remove_created = [&] {
+    for (const auto& p : created) fs::remove(p, ec);  // only when empty; deepest first
+  };
   options.on_case = [&](std::size_t done, std::size_t total, const audit::CaseAudit& a) {
     std::fprintf(stderr, "[%zu/%zu] %s\n", done, total, a.case_id.c_str());
     if (!verbose) return;
@@ -104,10 +115,10 @@ int run_audit(int argc, char** argv) {
   try {
     audits = audit::audit_cases(cases, options);
   } catch (...) {
-    if (created_scratch) fs::remove(options.scratch, ec);  // only when empty
+    remove_created();
     throw;
   }
-  if (created_scratch) fs::remove(options.scratch, ec);
+  remove_created();
 
   const audit::AuditMatrix matrix = audit::make_matrix(audits);
   std::printf("pao audit: suite %s, %zu cases\n\n%s", suite.c_str(), cases.size(),

@@ -88,8 +88,7 @@ int run_diff(int argc, char** argv) {
   if (!json_path.empty() || !junit_path.empty())
     for (const auto& file : golden::golden_input_files(golden))
       inputs.push_back({"a golden file of GOLDEN", file});
-  for (const auto& [option, path] : {std::pair{"--json", json_path}, {"--junit", junit_path}})
-    refuse_output_over_input(option, path, inputs);
+  check_file_outputs({{"--json", json_path}, {"--junit", junit_path}}, inputs);
   diff::DiffOptions options;
   options.reduce = reduce;
   options.allow_dtype_mismatch = allow_dtype_mismatch;

@@ -9,6 +9,7 @@
 
 #include "cli_parse.hpp"
 #include "pao/core/error.hpp"
+#include "pao/core/excerpt.hpp"
 #include "pao/core/memory.hpp"
 #include "pao/io/output_path.hpp"
 #include "pao/sim/engine/report.hpp"
@@ -50,9 +51,7 @@ void print_score(const sim::RuleScore& s) {
 }
 
 int execute(const AdviseOptions& o) {
-  refuse_shared_outputs({{"--svg", o.svg_file}, {"--rule-json", o.rule_json}});
-  for (const auto& [option, path] : {std::pair{"--svg", o.svg_file}, {"--rule-json", o.rule_json}})
-    refuse_output_over_input(option, path, {{"--device", o.device.device}});
+  check_file_outputs({{"--svg", o.svg_file}, {"--rule-json", o.rule_json}}, {{"--device", o.device.device}});
   const sim::Device device = o.device.load();
   sim::AdviseGrid g;
   // Every grid value at least 1, checked here: the grid's cells are simulated on threads.
@@ -107,6 +106,9 @@ int execute(const AdviseOptions& o) {
                 fits ? r.candidates[c.advised].label().c_str() : "-", r.candidates[c.vllm].label().c_str(),
                 c.fa.label().c_str(), fa_time);
   }
+  if (r.refused_runs > 0)
+    std::printf("\n%zu runs refused (shown n/a); the first: %s\n", r.refused_runs,
+                shortened_message(r.first_refusal).c_str());
   std::printf("\nrules against the simulated optimum (right = within 2%% of the best time):\n");
   print_score(r.vllm);
   print_score(r.fa);

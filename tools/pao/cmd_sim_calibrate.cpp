@@ -6,6 +6,7 @@
 
 #include "cli_parse.hpp"
 #include "pao/core/error.hpp"
+#include "pao/io/csv_read.hpp"
 #include "pao/io/output_path.hpp"
 #include "pao/sim/studies/calibrate.hpp"
 #include "pao/sim/studies/svg.hpp"
@@ -37,16 +38,22 @@ void print_report(const char* what, const sim::ErrorReport& r) {
 int execute(const CalibrateOptions& o) {
   std::vector<InputPath> inputs{{"--device", o.device.device}};
   for (const auto& m : o.fit.measurements) inputs.push_back({"--measurements", m});
-  refuse_output_over_input("--out", o.out_file, inputs);
   // --synthesize writes instead of fitting, but the -m files named beside it are inputs all the same:
   // `-m m.csv --synthesize m.csv` would replace the measurements with a simulation of them.
-  refuse_output_over_input("--synthesize", o.synthesize, inputs);
-  refuse_shared_outputs({{"--out", o.out_file}, {"--synthesize", o.synthesize}});
+  check_file_outputs({{"--out", o.out_file}, {"--synthesize", o.synthesize}}, inputs);
   const sim::Device device = o.device.load();
   if (!o.synthesize.empty()) {
-    sim::write_text_file(o.synthesize, sim::synthesize_measurements_csv(device, o.noise, o.seed));
-    std::printf("wrote SYNTHETIC measurements from %s (noise %.3g, seed %llu) to %s\n", device.name.c_str(),
-                o.noise, static_cast<unsigned long long>(o.seed), o.synthesize.c_str());
+    const std::string csv = sim::synthesize_measurements_csv(device, o.noise, o.seed);
+    const std::size_t rows = read_csv_records(csv, o.synthesize).size();  // the header and the measurements
+    if (rows <= 1) {  // as sweep and advise: no time is not a result, and no file is written
+      std::printf(
+          "no kernel of the synthetic grid runs on %s: nothing was simulated, which is not a result\n",
+          device.name.c_str());
+      return 1;
+    }
+    sim::write_text_file(o.synthesize, csv);
+    std::printf("wrote %zu SYNTHETIC measurements from %s (noise %.3g, seed %llu) to %s\n", rows - 1,
+                device.name.c_str(), o.noise, static_cast<unsigned long long>(o.seed), o.synthesize.c_str());
     return 0;
   }
   const auto rows = o.fit.load("calibrate (or --synthesize OUT.csv)");

@@ -86,8 +86,8 @@ std::vector<InputPath> run_inputs(const RunOptions& o) {
 
 int execute(const RunOptions& o) {
   // No output over an input, and a trace path that can be written, before anything is simulated.
-  refuse_output_over_input("--trace", o.trace_file, run_inputs(o));
-  require_writable_file_path("--trace", o.trace_file);
+  const auto inputs = run_inputs(o);
+  check_file_outputs({{"--trace", o.trace_file}}, inputs);
   set_memory_limit(o.memory_limit);
   const sim::Device device = o.device.load();
   const cases::Case c = o.workload.to_case();
@@ -176,7 +176,7 @@ void add_run(CLI::App& sim, Action& action) {
   cmd->add_option("--trace", opts->trace_file,
                   "write a Chrome/Perfetto trace (one track group per SM, a slice per CTA, counters)");
   cmd->add_option("--trace-max-ctas", opts->trace_max_ctas, "CTA slices kept in the trace")
-      ->check(cli::finite_range(0, 1e15))
+      ->check(cli::finite_range(0, 999999999999))  // written out: an integer option takes no "1e15"
       ->capture_default_str();
   cmd->add_option(
       "--memory-limit", opts->memory_limit,

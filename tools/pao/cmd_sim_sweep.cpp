@@ -63,9 +63,8 @@ std::string axis_value_text(const std::vector<sim::Axis>& axes, const std::vecto
 }
 
 int execute(const SweepOptions& o) {
-  refuse_shared_outputs({{"--csv", o.csv_file}, {"--svg", o.svg_file}});
-  for (const auto& [option, path] : {std::pair{"--csv", o.csv_file}, {"--svg", o.svg_file}})
-    refuse_output_over_input(option, path, {{"--device", o.device.device}, {"--case", o.workload.case_file}});
+  check_file_outputs({{"--csv", o.csv_file}, {"--svg", o.svg_file}},
+                     {{"--device", o.device.device}, {"--case", o.workload.case_file}});
   sim::SweepSpec spec;
   spec.device = o.device.load();
   const cases::Case c = o.workload.to_case();

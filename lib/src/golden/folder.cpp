@@ -193,7 +193,9 @@ void require_complete(const GoldenFolder& folder, const std::string& glob) {
                                 ? "suite '" + folder.manifest->suite + "'"
                                 : "its run";
   fail(folder.dir.string(), ": incomplete: ", missing.size(), " of the ", expected, " cases of ", suite,
-       " are missing (", ids, "): the run that writes them was killed, ran out of disk, or has not run yet",
+       " are missing (", ids,
+       "): the run that writes them failed on them (its FAILED lines say why), was killed, ran out of disk, "
+       "or has not run yet",
        ". Complete it with: ", commands, " (pao golden resumes: only the missing cases are computed)",
        glob.empty() ? "; or diff a subset on purpose with pao diff --cases GLOB" : "");
 }

@@ -66,6 +66,12 @@ void require_writable_file_path(std::string_view option, const fs::path& output)
   require(fs::is_directory(dir, ec), head, dir.string(), " is not a folder");
 }
 
+void check_file_outputs(std::initializer_list<OutputPath> outputs, std::span<const InputPath> inputs) {
+  for (const auto& o : outputs) refuse_output_over_input(o.option, o.path, inputs);
+  refuse_shared_outputs(outputs);
+  for (const auto& o : outputs) require_writable_file_path(o.option, o.path);
+}
+
 void refuse_output_over_input(std::string_view option, const fs::path& output,
                               std::span<const InputPath> inputs) {
   for (const auto& input : inputs)

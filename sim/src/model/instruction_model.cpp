@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "pao/core/error.hpp"
 #include "pao/kernels/decode_geometry.hpp"
 #include "pao/plan/partition.hpp"
 
@@ -82,6 +83,9 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
   const std::int32_t elem = dtype_size(w.dtype);
   const DecodeGeometry g =
       DecodeGeometry::make(plan.shape.warp_size, plan.shape.threads_per_cta, w.block_size, elem);
+  require(g.v_row_fits_warp(), "block_size = ", w.block_size, ": vLLM's decode kernel would need ",
+          g.v_vecs_per_row, " lanes per V row, more than a warp of ", plan.shape.warp_size,
+          " (NUM_V_VECS_PER_ROW <= WARP_SIZE)");
   const double widen = widen_cost(w.dtype);
   const double dequant = dequant_cost(w.kv_cache_dtype);
   DecodeInstructionCost c;

@@ -166,18 +166,34 @@ AdviseResult run_advise(const Device& device, const AdviseGrid& g) {
   const std::size_t nc = r.candidates.size() + 1;  // + FlashAttention's choice
   const auto total = static_cast<std::int64_t>(r.cells.size() * nc);
   const int threads = g.threads > 0 ? g.threads : omp_get_max_threads();
+  // A run the model refuses is a time of +inf with its reason kept: an exception must not leave
+  // the parallel region (it would terminate the process).
+  std::vector<std::string> refusals(static_cast<std::size_t>(total));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t i = 0; i < total; ++i) {
     AdviseCell& c = r.cells[static_cast<std::size_t>(i) / nc];
     const std::size_t k = static_cast<std::size_t>(i) % nc;
-    const Workload w = cell_workload(g, c.num_seqs, c.num_heads, c.max_seq_len);
-    if (k < r.candidates.size()) {
-      c.times[k] = simulate_time(device, w, r.candidates[k]);
-    } else {
-      c.fa = fa_choice(w, device, g.kernel_defaults);
-      c.fa_time = simulate_time(device, w, c.fa);
+    try {
+      const Workload w = cell_workload(g, c.num_seqs, c.num_heads, c.max_seq_len);
+      if (k < r.candidates.size()) {
+        c.times[k] = simulate_time(device, w, r.candidates[k]);
+      } else {
+        c.fa = fa_choice(w, device, g.kernel_defaults);
+        c.fa_time = simulate_time(device, w, c.fa);
+      }
+    } catch (const std::exception& e) {
+      refusals[static_cast<std::size_t>(i)] =
+          "num_seqs=" + std::to_string(c.num_seqs) + " num_heads=" + std::to_string(c.num_heads) +
+          " max_seq_len=" + std::to_string(c.max_seq_len) + " " +
+          (k < r.candidates.size() ? r.candidates[k].label() : std::string("FlashAttention's choice")) +
+          ": " + e.what();
+      if (k >= r.candidates.size()) c.fa_time = kInf;
     }
   }
+  for (const auto& why : refusals)
+    if (!why.empty() && r.refused_runs++ == 0) r.first_refusal = why;
+  // Every run refused: the grid or the tuning is bad input, not a finding about the device.
+  require(r.refused_runs < refusals.size(), "advise: every run was refused; the first: ", r.first_refusal);
   for (auto& c : r.cells) {
     c.best = static_cast<std::size_t>(std::min_element(c.times.begin(), c.times.end()) - c.times.begin());
     c.advised = c.best;

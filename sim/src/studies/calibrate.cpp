@@ -49,8 +49,11 @@ const std::vector<std::string>& known_columns() {
 
 double to_number(const std::string& text, const std::string& where) {
   char* end = nullptr;
+  // A decimal number and nothing else: strtod alone would take hex ("0x10"), "infinity", and stop
+  // at a NUL byte inside the cell.
+  const bool decimal = text.find_first_not_of("0123456789+-.eE") == std::string::npos;
   const double v = std::strtod(text.c_str(), &end);
-  require(!text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(v), where, ": '",
+  require(!text.empty() && decimal && end == text.c_str() + text.size() && std::isfinite(v), where, ": '",
           excerpt(text), "' is not a number");
   return v;
 }
@@ -187,7 +190,10 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     if (header.empty()) {
       header = cells;
       for (const auto& h : header) {
-        if (h.empty()) continue;  // an unnamed column (the index pandas' to_csv writes) is not read
+        if (h.empty() && &h == &header.front()) continue;  // pandas' to_csv index: first, unnamed
+        require(!h.empty(), origin, ":", line_no,
+                ": a column without a name (only the first, the index "
+                "pandas writes, may have none)");
         require(std::count(header.begin(), header.end(), h) == 1, origin, ":", line_no, ": column '",
                 excerpt(h), "' is named twice");
         const auto& known = known_columns();

@@ -55,6 +55,15 @@ void refuse_shared_outputs(std::initializer_list<OutputPath> outputs);
 /// folder). An empty `output` is not checked. For reports written at the end of a long run.
 void require_writable_file_path(std::string_view option, const std::filesystem::path& output);
 
+/// Every check of a command's file outputs (reports, plots, CSVs, traces), made before any work:
+/// none over an input (refuse_output_over_input), no two on one file (refuse_shared_outputs), each
+/// a file that can be written (require_writable_file_path). Empty paths are outputs not asked for.
+void check_file_outputs(std::initializer_list<OutputPath> outputs, std::span<const InputPath> inputs);
+inline void check_file_outputs(std::initializer_list<OutputPath> outputs,
+                               std::initializer_list<InputPath> inputs) {
+  check_file_outputs(outputs, std::span<const InputPath>(inputs.begin(), inputs.size()));
+}
+
 /// The message of refuse_output_over_input, or "" when `output` is not over `input`.
 std::string output_over_input(std::string_view option, const std::filesystem::path& output,
                               const InputPath& input);

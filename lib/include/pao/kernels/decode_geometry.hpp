@@ -45,6 +45,9 @@ struct DecodeGeometry {
     g.rows_per_iter = warp_size / g.v_vecs_per_row;
     return g;
   }
+  /// vLLM's static_assert NUM_V_VECS_PER_ROW <= WARP_SIZE: a block's V vectors of one row fit in a
+  /// warp. A larger block (1024 at warp 64) has no P·V rows per iteration (rows_per_iter 0).
+  PAO_HD constexpr bool v_row_fits_warp() const { return v_vecs_per_row <= warp_size; }
 };
 
 /// Whether vLLM's decode kernel dequantises an fp8 cache element through half for activations of

@@ -43,7 +43,7 @@ DecodeGeometry checked_geometry(const DecodeProblem& p, const KernelTuning& c) {
   require(p.head_size % g.dims_per_step == 0, "query: head_size = ", p.head_size, " is not a multiple of ",
           g.dims_per_step, " (thread group size x vector size for block_size ", bs, ", warp ", c.warp_size,
           ")");
-  require(g.v_vecs_per_row <= c.warp_size, "key_cache: block_size = ", bs, " needs ", g.v_vecs_per_row,
+  require(g.v_row_fits_warp(), "key_cache: block_size = ", bs, " needs ", g.v_vecs_per_row,
           " lanes per V row, more than a warp of ", c.warp_size);
   return g;
 }

@@ -71,6 +71,10 @@ struct AdviseResult {
   std::vector<KernelConfig> candidates;
   std::vector<AdviseCell> cells;  // num_seqs slowest, then num_heads, then max_seq_len
   RuleScore vllm, fa;
+  /// Runs the model refused (a workload too large for the memory, a tuning the kernel cannot
+  /// take): their times are +inf, as for a kernel that does not fit; the first one's reason.
+  std::size_t refused_runs = 0;
+  std::string first_refusal;
 };
 
 AdviseResult run_advise(const Device& device, const AdviseGrid& grid);
