@@ -139,7 +139,8 @@ TEST_CASE("a non-finite out is nan-inf before any variant: an all-inf out of a u
   NamedTensorViews views;
   for (const auto& [name, t] : outputs) views.emplace_back(name, t.view());
   write_safetensors(dir.path() / "zp.safetensors", views);
-  const TensorReport& zp = out_of(diff_case(golden_path, dir.path() / "zp.safetensors", {}));
+  const CaseReport zp_report = diff_case(golden_path, dir.path() / "zp.safetensors", {});
+  const TensorReport& zp = out_of(zp_report);  // a reference into the report, which must outlive it
   CHECK_FALSE(zp.passed);
   CHECK(zp.verdict.pattern == Pattern::matches_variant);
 }

@@ -288,7 +288,7 @@ WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<c
 
 void install_temporary_cleanup(std::string_view note) {
   std::size_t n = std::min(note.size(), sizeof g_interrupted_note - 2);
-  std::memcpy(g_interrupted_note, note.data(), n);
+  if (n > 0) std::memcpy(g_interrupted_note, note.data(), n);  // an empty view's data() may be null
   if (n > 0 && g_interrupted_note[n - 1] != '\n') g_interrupted_note[n++] = '\n';
   g_interrupted_note_size = n;
   // sigaction, not signal: the three signals are blocked while the handler runs, so that a second

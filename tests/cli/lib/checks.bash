@@ -18,6 +18,12 @@ failures=0
 # allocates without limit or hangs fails fast instead of filling or stalling the machine.
 cli_memory_limit_kb=${cli_memory_limit_kb:-unlimited}
 cli_timeout_s=${cli_timeout_s:-120}
+# AddressSanitizer reserves terabytes of address space for its shadow: no ulimit -v under it (the
+# memory checks still refuse what MemAvailable cannot hold).
+[ "${PAO_CLI_SANITIZED:-0}" = 1 ] && cli_memory_limit_kb=unlimited
+# pao-bench and pao-sim-bench: named by ctest when the build defines them, used when built.
+[ -x "${PAO_BENCH:-}" ] || PAO_BENCH=""
+[ -x "${PAO_SIM_BENCH:-}" ] || PAO_SIM_BENCH=""
 
 fail_check() {  # fail_check MESSAGE [FILE]: one failure, with the start of FILE
   echo "FAIL: $1"
