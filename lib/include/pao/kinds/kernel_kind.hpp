@@ -1,10 +1,10 @@
 // The kernel kinds — decode (paged attention V1 / V2), prefix (chunked-prefill attention),
 // reshape_and_cache and write_and_attend (the cache write fused with prefix attention) — each
-// declared once, the way ggml's op table declares its ops: what a case of
-// the kind holds (its fields, the vLLM op it mirrors), its tensors (inputs, outputs and how each is
-// laid out and judged), how it runs (its launch variants), and the hooks that build its tensors,
-// compute its outputs, write its fields and name it. Every tool loops over this table or asks a
-// case's kind; nothing else switches on the kind (docs/architecture.md, "How to add a kernel kind").
+// declared once, the way ggml's op table declares its ops: what a case of the kind holds (its
+// fields, the vLLM op it mirrors), its tensors (inputs, outputs and how each is laid out and
+// judged), how it runs (its launch variants), and the hooks that build its tensors, compute its
+// outputs, write its fields and name it. Every tool loops over this table or asks a case's kind;
+// nothing else switches on the kind (docs/architecture.md, "How to add a kernel kind").
 #pragma once
 
 #include <functional>
