@@ -146,6 +146,15 @@ says stderr "K/V cache"
 never_says stderr "is not an integer"
 never_says stdout "MAPE inf"
 
+# a row its kernel refuses (partition 100 over blocks of 16), among others: calibrate simulates the
+# rows on threads and aborted (134); every command names the row
+printf '%s,block_size\nv1,1,8,128,256,14.5,16\nv2:100,2,8,128,256,14.5,16\n' "$header" >"$tmp/refused.csv"
+for n in 4 8 16 32 64; do printf 'v1,%s,8,128,256,20,16\n' "$n" >>"$tmp/refused.csv"; done
+for cmd in "validate --no-logo" validate calibrate; do
+  # shellcheck disable=SC2086 # the subcommand and its flag
+  expect 2 sim $cmd -d h200 -m "$tmp/refused.csv"
+  says stderr "the row at line 3 (v2-100"
+done
 printf '%s\nv9,1,32,128,1024,10\n' "$header" >"$tmp/kernel.csv"
 expect 2 sim validate -d h200 -m "$tmp/kernel.csv" --no-logo
 says stderr "kernel.csv:2: kernel: unknown kernel 'v9'"

@@ -178,22 +178,25 @@ double estimated_ctas(const Workload& w, const KernelConfig& kernel) {
   return 0;
 }
 
-std::vector<Launch> build_launches(const Device& device, const Workload& w, const KernelConfig& kernel) {
-  validate_workload(w);
+double estimated_simulation_bytes(const Workload& w, const KernelConfig& kernel) {
   // A CTA's work record and its plan entry, about 72 bytes together (CtaWork 48, AttentionCta 20).
-  const double ctas = estimated_ctas(w, kernel);
-  char count[32];
-  std::snprintf(count, sizeof count, "%.3g", ctas);
-  double plan_bytes = 0;  // the prefix plan's CTA and K-tile lists besides the work records
-  if (kernel.kind == KernelVariant::prefix) {
+  double bytes = 72.0 * estimated_ctas(w, kernel);
+  if (kernel.kind == KernelVariant::prefix) {  // the prefix plan's CTA and K-tile lists besides
     PrefixShape shape;
     static_cast<LaunchShape&>(shape) = w;
     static_cast<KernelTuning&>(shape) = kernel;
-    plan_bytes = prefix_plan_bytes(shape, w.seq_lens, w.query_lens);
+    bytes += prefix_plan_bytes(shape, w.seq_lens, w.query_lens);
   }
+  return bytes;
+}
+
+std::vector<Launch> build_launches(const Device& device, const Workload& w, const KernelConfig& kernel) {
+  validate_workload(w);
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", estimated_ctas(w, kernel));
   require_memory(
       "simulating " + kernel.label() + " on " + w.to_string() + " (" + count + " CTAs)",
-      72.0 * ctas + plan_bytes,
+      estimated_simulation_bytes(w, kernel),
       "shorten --seq-len, or fewer sequences or heads (prefix: larger tiles, a smaller max_query_len)");
   switch (kernel.kind) {
     case KernelVariant::v1:

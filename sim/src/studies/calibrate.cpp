@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -92,9 +93,20 @@ std::vector<std::size_t> ranks(const std::vector<double>& v) {
 std::vector<double> predict_all(const Device& d, const std::vector<Measurement>& rows, int threads) {
   std::vector<double> out(rows.size());
   const auto n = static_cast<std::int64_t>(rows.size());
+  // An exception must not leave the parallel region (it would terminate the process): each row's
+  // is kept, and the first row's raised after it.
+  std::vector<std::exception_ptr> errors(rows.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads())
-  for (std::int64_t i = 0; i < n; ++i)
-    out[static_cast<std::size_t>(i)] = predict_time(d, rows[static_cast<std::size_t>(i)]);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    try {
+      out[k] = predict_time(d, rows[k]);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 
@@ -276,8 +288,8 @@ std::vector<Measurement> parse_measurements(const std::string& text, const std::
     require(ctas <= kMaxRowCtas, origin, ":", line_no, ": ", w.to_string(), " with ", m.kernel.label(),
             " is ", ctas, " CTAs, above the ", kMaxRowCtas,
             " a measurement row may simulate (check num_seqs, num_heads, seq_len)");
-    require_memory(origin + ":" + std::to_string(line_no) + ": simulating " + w.to_string(), 72.0 * ctas,
-                   "check num_seqs, num_heads and seq_len");
+    require_memory(origin + ":" + std::to_string(line_no) + ": simulating " + w.to_string(),
+                   estimated_simulation_bytes(w, m.kernel), "check num_seqs, num_heads and seq_len");
     m.group_name = get("group", workload_key(w) + " " + timing);
     m.group = groups.emplace(m.group_name, groups.size()).first->second;
     rows.push_back(std::move(m));
@@ -357,7 +369,9 @@ double loop_bandwidth_gbps(const Device& d, double hit) {
          ((1.0 - hit) / d.dram_achievable_gbps + hit / std::max(d.l2_bandwidth_gbps, d.dram_achievable_gbps));
 }
 
-double predict_time(const Device& d, const Measurement& m) {
+namespace {
+
+double simulated_time(const Device& d, const Measurement& m) {
   Device device = d;
   // vLLM's loop reuses one block pool: the part of it L2 holds is read from L2 after the first
   // iteration.
@@ -377,6 +391,16 @@ double predict_time(const Device& d, const Measurement& m) {
   // CUDA events are commands of the stream: from the start event to the first CTA the front end
   // takes what it takes between any two commands, the gap.
   return span + d.inter_kernel_gap_us;
+}
+
+}  // namespace
+
+double predict_time(const Device& d, const Measurement& m) {
+  try {
+    return simulated_time(d, m);
+  } catch (const Error& e) {  // a row the model cannot simulate (a tuning its kernel refuses)
+    fail("the row at line ", m.line, " (", m.kernel.label(), ", ", m.group_name, "): ", e.what());
+  }
 }
 
 ErrorReport evaluate(const Device& device, const std::vector<Measurement>& rows) {

@@ -22,6 +22,10 @@ inline constexpr std::int32_t kFallbackRegisters = 32;
 /// sizes alone (before any is built): a V2 grid at 2·10^9 tokens is billions of CTAs.
 double estimated_ctas(const Workload& workload, const KernelConfig& kernel);
 
+/// The bytes building the launches of one kernel choice takes, from the sizes alone: a CTA's work
+/// record and its plan entry (about 72 bytes together), and the prefix plan's K tiles.
+double estimated_simulation_bytes(const Workload& workload, const KernelConfig& kernel);
+
 /// All launches of one kernel choice, in stream order. Throws pao::Error (pao/core/memory.hpp)
 /// before building launches whose CTAs would not fit in the machine's memory.
 std::vector<Launch> build_launches(const Device& device, const Workload& workload,
