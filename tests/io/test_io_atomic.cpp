@@ -193,11 +193,9 @@ TEST_CASE("atomic file: SIGTERM and SIGINT remove the temporary folders (with co
       std::ofstream(folder.path() / "a.safetensors") << "a";
       fs::create_directories(folder.path() / "sub");
       std::ofstream(folder.path() / "sub" / "b.npy") << "b";
-      // A staging folder named as this process's temporary, as pao mutate makes one: a file
-      // written into it registers it.
-      const fs::path staging = dir.path() / (".OUT.pao-tmp-" + std::to_string(::getpid()) + "-0");
-      fs::create_directories(staging);
-      pao::write_file_atomically(staging / "case.safetensors", as_bytes(std::string("done")));
+      // A staging folder, as pao mutate and the npy writer make one, with a file written into it.
+      pao::TemporaryFolder staging(dir.path(), "OUT");
+      pao::write_file_atomically(staging.path() / "case.safetensors", as_bytes(std::string("done")));
       std::raise(sig);
       ::_exit(3);  // not reached
     });
@@ -206,6 +204,27 @@ TEST_CASE("atomic file: SIGTERM and SIGINT remove the temporary folders (with co
     REQUIRE(left.size() == 1);
     CHECK(left[0].filename() == "kept.txt");
   }
+}
+
+TEST_CASE("atomic file: a temporary folder published and released is neither removed nor cleaned up") {
+  TempDir dir;
+  const fs::path target = dir.path() / "published";
+  const int status = exit_status_of_child([&] {
+    pao::install_temporary_cleanup();
+    pao::TemporaryFolder staging(dir.path(), "published");
+    pao::write_file_atomically(staging.path() / "a.npy", as_bytes(std::string("a")));
+    fs::rename(staging.path(), target);
+    staging.release();
+    std::raise(SIGTERM);  // after the release: the published folder is not the handler's
+  });
+  CHECK(status == 130);
+  CHECK(slurp(target / "a.npy") == "a");
+  {
+    pao::TemporaryFolder staging(dir.path(), "second");
+    fs::rename(staging.path(), dir.path() / "second");
+    staging.release();
+  }
+  CHECK(fs::is_directory(dir.path() / "second"));
 }
 
 TEST_CASE("atomic file: a folder named as another process's temporary is not registered") {

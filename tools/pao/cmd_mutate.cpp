@@ -1,7 +1,6 @@
 // `pao mutate`: turns goldens into "vendor outputs" — correct ones, or ones with a bug of the
 // mutation library (computed for real by an independent kernel with that bug) — so that a harness,
 // a CI job or a newcomer can see what `pao diff` says about a correct kernel and a broken one.
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -51,43 +50,38 @@ std::vector<std::pair<std::string, Tensor>> oracle_vendor(const golden::GoldenTe
   return r;
 }
 
-/// The folder OUT is built in: a new temporary beside it, renamed into place (or its files moved
-/// into an existing OUT) only once every case is written, so that an error leaves OUT as it was.
-/// Named as remove_stale_temporaries (pao/io/atomic_file.hpp) recognises what a killed run left.
+/// The folder OUT is built in: a TemporaryFolder beside it (removed on an error or a signal),
+/// renamed into place (or its files moved into an existing OUT) only once every case is written,
+/// so that an error leaves OUT as it was.
 class StagingFolder {
  public:
-  explicit StagingFolder(const fs::path& out) : out_(out) {
-    const fs::path parent = out_.parent_path();
-    fs::create_directories(parent);
-    remove_stale_temporaries(parent);  // what a killed (SIGKILL) mutate left beside OUT
-    path_ = parent / ("." + out_.filename().string() + ".pao-tmp-" + std::to_string(::getpid()) + "-0");
-    fs::remove_all(path_);
-    fs::create_directory(path_);
-  }
-  ~StagingFolder() {
-    std::error_code ec;
-    if (!published_) fs::remove_all(path_, ec);
-  }
-  StagingFolder(const StagingFolder&) = delete;
-  StagingFolder& operator=(const StagingFolder&) = delete;
+  explicit StagingFolder(const fs::path& out)
+      : out_(out), folder_(prepared_parent(out), out.filename().string()) {}
 
-  const fs::path& path() const { return path_; }
+  const fs::path& path() const { return folder_.path(); }
 
   void publish() {
     if (!fs::exists(out_)) {
-      fs::rename(path_, out_);
+      fs::rename(path(), out_);
     } else {
       require(fs::is_directory(out_), out_.string(), ": not a folder");
-      for (const auto& entry : fs::directory_iterator(path_))
+      for (const auto& entry : fs::directory_iterator(path()))
         fs::rename(entry.path(), out_ / entry.path().filename());
-      fs::remove(path_);
+      fs::remove(path());
     }
-    published_ = true;
+    folder_.release();
   }
 
  private:
-  fs::path out_, path_;
-  bool published_ = false;
+  static fs::path prepared_parent(const fs::path& out) {
+    const fs::path parent = out.parent_path();
+    fs::create_directories(parent);
+    remove_stale_temporaries(parent);  // what a killed (SIGKILL) mutate left beside OUT
+    return parent;
+  }
+
+  fs::path out_;
+  TemporaryFolder folder_;
 };
 
 }  // namespace

@@ -37,10 +37,10 @@ fs::path scratch_name(const fs::path& target, std::string_view what) {
 
 WrittenGolden write_npy_folder(const GoldenTensors& g, const fs::path& dir, const std::string& name) {
   const fs::path target = dir / name;
-  const fs::path tmp = scratch_name(target, "tmp");
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
-  try {
+  // Built in a temporary folder beside it (removed on an error or a signal), then published.
+  TemporaryFolder staging(dir, name);
+  const fs::path& tmp = staging.path();
+  {
     json tensors = json::array();
     for (const auto& [tensor_name, t] : g.tensors) {
       const std::string file = tensor_name + ".npy";
@@ -62,15 +62,13 @@ WrittenGolden write_npy_folder(const GoldenTensors& g, const fs::path& dir, cons
     meta["tensors"] = tensors;
     const std::string meta_text = meta.dump(1) + "\n";
     write_file_atomically(tmp / "meta.json", std::as_bytes(std::span(meta_text.data(), meta_text.size())));
-  } catch (...) {
-    fs::remove_all(tmp);
-    throw;
   }
   // Publish: the old folder (if any) moves aside, the new one takes its name, the old one goes.
   const fs::path old = scratch_name(target, "old");
   const bool had_old = fs::exists(target);
   if (had_old) fs::rename(target, old);
   fs::rename(tmp, target);
+  staging.release();
   if (had_old) fs::remove_all(old);
 
   WrittenGolden w;

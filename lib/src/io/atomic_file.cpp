@@ -51,37 +51,6 @@ void unregister_temporary(int slot) {
   if (slot >= 0) g_slot_state[slot].store(0);
 }
 
-/// Whether `name` is ".<anything>.pao-tmp-<pid>-<n>" for this process's pid: a folder that, by its
-/// name, this process made as a temporary (remove_stale_temporaries reads the same names).
-bool is_own_temporary_folder_name(const std::string& name) {
-  const std::string marker = ".pao-tmp-" + std::to_string(::getpid()) + "-";
-  const auto at = name.rfind(marker);
-  if (name.empty() || name[0] != '.' || at == std::string::npos || at + marker.size() == name.size())
-    return false;
-  return name.find_first_not_of("0123456789", at + marker.size()) == std::string::npos;
-}
-
-/// A file written inside a temporary folder of this process (such as pao mutate's staging folder,
-/// or a golden's npy folder being written) registers that folder, once: a signal then removes the
-/// folder and what it holds, not only the file in flight.
-void register_own_temporary_folder(const std::filesystem::path& dir) {
-  if (!is_own_temporary_folder_name(dir.filename().string())) return;
-  const std::string& p = dir.native();
-  int folders = 0;
-  for (int i = 0; i < kSlots; ++i) {
-    if (g_slot_state[i].load() != kFolder) continue;
-    if (p == g_slot_path[i]) return;
-    // A folder published (renamed into place) or removed since: its slot is free again, so that a
-    // long run of npy goldens does not fill the slots that files in flight need.
-    if (::access(g_slot_path[i], F_OK) != 0) {
-      g_slot_state[i].store(0);
-    } else {
-      ++folders;
-    }
-  }
-  if (folders < kSlots / 2) register_temporary(dir, kFolder);
-}
-
 // Removing a folder's contents from a signal handler: no opendir/readdir (they allocate), only
 // open, getdents64, unlinkat, close, fixed buffers per level. Symbolic links are removed, never
 // followed (O_NOFOLLOW). Nested folders to kMaxDepth levels (pao's temporary folders have none).
@@ -175,10 +144,7 @@ class TempFile {
       path_ = dir / name;
       fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
       const int err = errno;
-      if (fd_ >= 0) {
-        slot_ = register_temporary(path_);
-        register_own_temporary_folder(dir);
-      }
+      if (fd_ >= 0) slot_ = register_temporary(path_);
       if (fd_ < 0 && (err != EEXIST || attempt > 100))
         fail(target.string(), ": cannot create a temporary file in ", dir.string(), ": ", errno_text(err));
     }
@@ -322,8 +288,14 @@ TemporaryFolder::TemporaryFolder(const std::filesystem::path& parent, std::strin
 
 TemporaryFolder::~TemporaryFolder() {
   std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
+  if (!released_) std::filesystem::remove_all(path_, ec);
   unregister_temporary(slot_);
+}
+
+void TemporaryFolder::release() {
+  released_ = true;
+  unregister_temporary(slot_);
+  slot_ = -1;
 }
 
 std::size_t remove_stale_temporaries(const std::filesystem::path& dir) {

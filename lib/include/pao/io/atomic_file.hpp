@@ -31,18 +31,19 @@ WrittenFile write_file_atomically(const std::filesystem::path& path,
 
 WrittenFile write_file_atomically(const std::filesystem::path& path, std::span<const std::byte> contents);
 
-/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written and every temporary
-/// folder of this process (TemporaryFolder, and a folder named ".<name>.pao-tmp-<this pid>-<n>" that
-/// a file was written into: pao mutate's staging folder, a golden's npy folder) with what it
-/// holds, writes `note` (if not empty; e.g. "pao golden: interrupted; rerun the same command to
-/// resume") to stderr, then exits with interrupted_exit_status(signal). Every tool installs it at
-/// start-up (tools/common/tool_start.hpp); a command may install it again with its own note.
+/// On SIGINT, SIGTERM or SIGHUP, removes every temporary file being written and every
+/// TemporaryFolder of this process (pao audit's scratch, pao mutate's staging folder, a golden's
+/// npy folder being written) with what it holds, writes `note` (if not empty; e.g. "pao golden: interrupted;
+/// rerun the same command to resume") to stderr, then exits with interrupted_exit_status(signal). Every tool
+/// installs it at start-up (tools/common/tool_start.hpp); a command may install it again with its own note.
 void install_temporary_cleanup(std::string_view note = {});
 
 /// A folder of this process's temporaries: a new folder ".<name>.pao-tmp-<pid>-<n>" inside `parent`
 /// (created, with `parent`, if need be; never one that existed), removed with its contents on
 /// destruction, by install_temporary_cleanup's handler on a signal, or, after a kill, by the next
-/// remove_stale_temporaries(parent). Nothing else in `parent` is touched.
+/// remove_stale_temporaries(parent). Nothing else in `parent` is touched. A folder built to be
+/// published (renamed into place, or its files moved out) is released once it is: from then on
+/// neither the destructor nor a signal removes it.
 class TemporaryFolder {
  public:
   TemporaryFolder(const std::filesystem::path& parent, std::string_view name);
@@ -50,10 +51,13 @@ class TemporaryFolder {
   TemporaryFolder(const TemporaryFolder&) = delete;
   TemporaryFolder& operator=(const TemporaryFolder&) = delete;
   const std::filesystem::path& path() const { return path_; }
+  /// Call after publishing the folder: it is no longer this object's to remove.
+  void release();
 
  private:
   std::filesystem::path path_;
   int slot_ = -1;
+  bool released_ = false;
 };
 
 /// The exit status of a run stopped by `signal`: 130 for SIGINT (Ctrl-C) and SIGTERM (a
