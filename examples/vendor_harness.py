@@ -214,7 +214,24 @@ def harness_arguments(doc, vendor, suite):
     parser.add_argument("--pao", help="pao binary (default: pao on PATH, else build/release/tools/pao)")
     parser.add_argument("--no-generate", action="store_true", help="use GOLDENS as it is")
     parser.add_argument("--cases", help="run and diff only the case ids matching this glob (the suite is generated whole)")
+    parser.add_argument("--device", default="cpu",
+                        help="torch device the kernel runs on (cpu, cuda, cuda:1...; default cpu): the golden's inputs "
+                             "go there, the outputs come back")
     return parser
+
+
+def torch_device(name):
+    """The torch.device of --device, or SystemExit(2) saying why it cannot be used."""
+    import torch
+    try:
+        device = torch.device(name)
+    except RuntimeError as e:
+        print(f"error: --device {name}: {e}", file=sys.stderr)
+        raise SystemExit(2)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print(f"error: --device {name}: torch {torch.__version__} sees no CUDA device", file=sys.stderr)
+        raise SystemExit(2)
+    return device
 
 
 def print_verdicts(report, errors, goldens, outputs, label, header_note="", lines_of=None, counts_note=""):
@@ -242,6 +259,52 @@ def print_verdicts(report, errors, goldens, outputs, label, header_note="", line
     return out_tensor, failing
 
 
+def diff_report(pao, goldens, outputs, cases=None):
+    """`pao diff GOLDENS OUTPUTS --json OUTPUTS/report.json --quiet [--cases GLOB]`: (pao's status, the
+    report as a dict); the report is None when pao refused the input (status 2)."""
+    report = pathlib.Path(outputs) / "report.json"
+    extra = ["--json", str(report), "--quiet"] + (["--cases", cases] if cases else [])
+    status = run_pao_diff(pao, goldens, outputs, extra).returncode
+    return status, (None if status == 2 else json.loads(report.read_text()))
+
+
+def run_each_case(goldens, outputs, cases, run, refusal, api, vendor):
+    """For every golden (matching the glob `cases`), `run(case, tensors)`'s outputs written to OUTPUTS.
+    An exception of type `refusal` is the harness saying the case is not expressible in `api`; any
+    other is the kernel's (`vendor`) error. Either goes to OUTPUTS/<id>.error. Returns {case id: error}."""
+    errors = {}
+    for case, tensors in for_each_case(goldens, cases):
+        try:
+            write_outputs(outputs, case, tensors, run(case, tensors))
+        except refusal as e:
+            errors[case.id] = f"harness: not expressible in {api}: {e}"
+            write_error(outputs, case, errors[case.id])
+        except Exception as e:
+            errors[case.id] = f"{vendor}: {type(e).__name__}: {first_lines(e)}"
+            write_error(outputs, case, errors[case.id])
+    return errors
+
+
+def judge_torch_kernel(args, title, label, run, refusal, api, vendor):
+    """A torch harness's run: the goldens (`pao golden`, unless --no-generate), `run(case, tensors, device)`
+    on --device for each (run_each_case), `pao diff` and the verdict table. Returns (status, the diff's
+    report or None, the device); the status is pao golden's when it failed, else pao diff's."""
+    import torch
+    device = torch_device(args.device)
+    pao = find_pao(args.pao)
+    goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
+    if not args.no_generate and (rc := run_pao_golden(pao, args.suite, goldens)) != 0:
+        return rc, None, device
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"torch {torch.__version__} {title} on {device}, {where}", flush=True)
+    outputs.mkdir(parents=True, exist_ok=True)
+    errors = run_each_case(goldens, outputs, args.cases, lambda c, t: run(c, t, device), refusal, api, vendor)
+    status, report = diff_report(pao, goldens, outputs, args.cases)
+    if report is not None:
+        print_verdicts(report, errors, goldens, outputs, label)
+    return status, report, device
+
+
 def run_pao_diff(pao, goldens, outputs, extra=(), capture=False):
     """`pao diff GOLDENS OUTPUTS EXTRA...`; returns the CompletedProcess (returncode = pao's status)."""
     cmd = [pao, "diff", str(goldens), str(outputs), *extra]
@@ -256,7 +319,13 @@ def run_pao_diff(pao, goldens, outputs, extra=(), capture=False):
 def gather64(cache, layout, which, blocks, n):
     """Tokens [0, n) of one sequence from a golden cache -> [n, num_kv_heads, head_size] float64."""
     import torch
-    c = cache.to(torch.float64)[blocks]
+    return gather(cache.to(torch.float64), layout, which, blocks, n)
+
+
+def gather(cache, layout, which, blocks, n):
+    """Tokens [0, n) of one sequence from a golden cache -> [n, num_kv_heads, head_size], in the cache's
+    dtype and on its device. The one place that knows the three layouts."""
+    c = cache[blocks]
     if layout == "nhd":
         pass                                   # [nb, block_size, kv_heads, head_size]
     elif layout == "hnd":

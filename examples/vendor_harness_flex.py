@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pao judging a real kernel on this CPU: torch's FlexAttention over its experimental PagedAttention.
 
-    python examples/vendor_harness_flex.py [--goldens DIR] [--outputs DIR] [--pao PATH] [--cases GLOB]
+    python examples/vendor_harness_flex.py [--goldens DIR] [--outputs DIR] [--pao PATH] [--cases GLOB] [--device cuda]
 
 1. `pao golden --suite examples/cases/flex.json --out GOLDENS` (skipped with --no-generate);
 2. for every golden: torch.nn.attention.flex_attention.flex_attention on the paged cache of
@@ -30,7 +30,6 @@ pao diff's (0 all pass, 1 a mismatch, 2 bad input or torch missing).
 """
 
 import importlib
-import json
 import pathlib
 import sys
 import warnings
@@ -41,8 +40,7 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (find_pao, first_lines, for_each_case, harness_arguments, print_verdicts,  # noqa: E402
-                            run_pao_diff, run_pao_golden, write_error, write_outputs)
+from vendor_harness import for_each_case, harness_arguments, judge_torch_kernel  # noqa: E402
 
 
 class NotInFlexApi(Exception):
@@ -58,24 +56,24 @@ def to_flex_cache(cache, kv_layout):
     return cache.permute(1, 0, 2, 3).reshape(1, kv_heads, blocks * block_size, head_size).contiguous()
 
 
-def paged_attention(case, tensors):
+def paged_attention(case, tensors, device):
     """A PagedAttention whose pages are the golden's blocks: page_table[s, b] = block_tables[s][b] for the
     ceil(seq_len / block_size) blocks each sequence uses."""
     from torch.nn.attention.experimental._paged_attention import PagedAttention
     block_size, lens = case.int("block_size"), case.ints("seq_lens")
     num_blocks = tensors["key_cache"].shape[0]
-    pa = PagedAttention(n_pages=num_blocks, page_size=block_size, max_batch_size=len(lens), device="cpu")
-    tables = tensors["block_tables"].to(torch.int64)
+    pa = PagedAttention(n_pages=num_blocks, page_size=block_size, max_batch_size=len(lens), device=device)
+    tables = tensors["block_tables"].to(device=device, dtype=torch.int64)
     for s, n in enumerate(lens):
         used = -(-n // block_size)
         pages = tables[s, :used]
         pa.page_table[s, :used] = pages
-        pa.physical_to_logical[s, pages] = torch.arange(used, dtype=torch.int64)
+        pa.physical_to_logical[s, pages] = torch.arange(used, dtype=torch.int64, device=device)
         pa.capacity[s] = used * block_size
     return pa
 
 
-def run_flex(case, tensors):
+def run_flex(case, tensors, device):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     if case.spec.get("kv_cache_dtype", "auto") != "auto":
         raise NotInFlexApi("a quantised cache: Flex attends unquantised caches only")
@@ -84,24 +82,24 @@ def run_flex(case, tensors):
     block_size, lens = case.int("block_size"), case.ints("seq_lens")
     window = int(case.meta.get("sliding_window", "0") or 0)
     scale = case.float("scale")
-    k_cache = to_flex_cache(tensors["key_cache"], case.meta["kv_layout"])
-    v_cache = to_flex_cache(tensors["value_cache"], case.meta["kv_layout"])
-    pa = paged_attention(case, tensors)
-    seq_len = torch.tensor(lens, dtype=torch.int64)
-    slopes = tensors["alibi_slopes"].to(torch.float32) if case.flag("alibi") else None
-    query = tensors["query"]
+    k_cache = to_flex_cache(tensors["key_cache"].to(device), case.meta["kv_layout"])
+    v_cache = to_flex_cache(tensors["value_cache"].to(device), case.meta["kv_layout"])
+    pa = paged_attention(case, tensors, device)
+    seq_len = torch.tensor(lens, dtype=torch.int64, device=device)
+    slopes = tensors["alibi_slopes"].to(device=device, dtype=torch.float32) if case.flag("alibi") else None
+    query = tensors["query"].to(device)
     num_seqs, num_heads, head_size = len(lens), query.shape[1], query.shape[2]
     prefix = case.kernel == "prefix"
     if prefix:
         starts = case.ints("query_start_loc") or tensors["query_start_loc"].tolist()
-        qlen = torch.tensor([starts[s + 1] - starts[s] for s in range(num_seqs)], dtype=torch.int64)
+        qlen = torch.tensor([starts[s + 1] - starts[s] for s in range(num_seqs)], dtype=torch.int64, device=device)
         rows = max(1, int(qlen.max()))
-        q = torch.zeros(num_seqs, num_heads, rows, head_size, dtype=query.dtype)
+        q = torch.zeros(num_seqs, num_heads, rows, head_size, dtype=query.dtype, device=device)
         for s in range(num_seqs):
             q[s, :, : qlen[s]] = query[starts[s]: starts[s + 1]].transpose(0, 1)
         first = seq_len - qlen                                   # the position of each first new token
     else:
-        qlen = torch.ones(num_seqs, dtype=torch.int64)
+        qlen = torch.ones(num_seqs, dtype=torch.int64, device=device)
         rows = 1
         q = query.unsqueeze(2)                                   # [seqs, heads, 1, head_size]
         first = seq_len - 1
@@ -121,7 +119,7 @@ def run_flex(case, tensors):
     logical_len = max(1, -(-max(lens) // block_size)) * block_size
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")        # "flex_attention called without torch.compile()"
-        logical = create_block_mask(mask_mod, num_seqs, None, rows, logical_len, device="cpu",
+        logical = create_block_mask(mask_mod, num_seqs, None, rows, logical_len, device=device,
                                     BLOCK_SIZE=block_size)
         mask = pa.convert_logical_block_mask(logical, kv_len=seq_len)
         out = flex_attention(q, k_cache, v_cache, block_mask=mask, score_mod=pa.get_score_mod(score_mod, seq_len),
@@ -130,10 +128,10 @@ def run_flex(case, tensors):
         out = torch.cat([out[s, :, : qlen[s]].transpose(0, 1) for s in range(num_seqs)])
     else:
         out = out[:, :, 0]
-    return {"out": out.to(tensors["out"].dtype)}
+    return {"out": out.to(dtype=tensors["out"].dtype, device="cpu")}
 
 
-def poison_evidence(case, tensors):
+def poison_evidence(case, tensors, device):
     """Where Flex reads the NaN of a poisoned golden from: Flex rerun on copies of the caches with NaN
     kept only in blocks no sequence uses (slots no query may see, of other pages), then only past
     seq_len inside the sequences' own blocks; the NaN elements of `out` per sequence, each time."""
@@ -151,7 +149,7 @@ def poison_evidence(case, tensors):
                 if not keep(b):
                     cache[b] = torch.nan_to_num(cache[b], nan=0.0)
             copy[name] = cache
-        out = run_flex(case, copy)["out"]
+        out = run_flex(case, copy, device)["out"]
         rows = [int(torch.isnan(out[r]).any(dim=-1).sum()) for r in range(out.shape[0])]
         lines.append(f"NaN only in {where}: {int(torch.isnan(out).sum())} of {out.numel()} elements of out "
                      f"are NaN ({sum(1 for r in rows if r)} of {len(rows)} rows)")
@@ -174,36 +172,16 @@ def main(argv=None):
         print(f"vendor_harness_flex: error: torch {torch.__version__} has no PagedAttention ({e}): "
               "it needs torch >= 2.6", file=sys.stderr)
         return 2
-    pao = find_pao(args.pao)
-    goldens, outputs = pathlib.Path(args.goldens), pathlib.Path(args.outputs)
-    if not args.no_generate and (rc := run_pao_golden(pao, args.suite, goldens)) != 0:
-        return rc
-    print(f"torch {torch.__version__} FlexAttention + PagedAttention (eager), {torch.get_num_threads()} threads",
-          flush=True)
-    outputs.mkdir(parents=True, exist_ok=True)
-    errors = {}
-    for case, tensors in for_each_case(goldens, args.cases):
-        try:
-            write_outputs(outputs, case, tensors, run_flex(case, tensors))
-        except NotInFlexApi as e:
-            errors[case.id] = f"harness: not expressible in Flex's API: {e}"
-            write_error(outputs, case, errors[case.id])
-        except Exception as e:
-            errors[case.id] = f"Flex: {type(e).__name__}: {first_lines(e)}"
-            write_error(outputs, case, errors[case.id])
-    report = outputs / "report.json"
-    extra = ["--json", str(report), "--quiet"] + (["--cases", args.cases] if args.cases else [])
-    status = run_pao_diff(pao, goldens, outputs, extra).returncode
-    if status == 2:
+    status, rep, device = judge_torch_kernel(args, "FlexAttention + PagedAttention (eager)", "flex", run_flex,
+                                             NotInFlexApi, "Flex's API", "Flex")
+    if rep is None:
         return status
-    rep = json.loads(report.read_text())
-    print_verdicts(rep, errors, goldens, outputs, "flex")
     if args.evidence:
-        for case, tensors in for_each_case(goldens, args.cases):
+        for case, tensors in for_each_case(args.goldens, args.cases):
             failed = any(c["case_id"] == case.id and c["status"] == "FAIL" for c in rep["cases"])
             if failed and case.spec.get("poison_unused", True):
                 print(f"\n{case.id}")
-                for line in poison_evidence(case, tensors):
+                for line in poison_evidence(case, tensors, device):
                     print("  " + line)
     return status
 

@@ -50,8 +50,8 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (find_pao, first_lines, for_each_case, harness_arguments, out_verdict_line,  # noqa: E402
-                            new_kv_from_cache, print_verdicts, reference64, run_pao_diff, run_pao_golden,
+from vendor_harness import (diff_report, find_pao, first_lines, for_each_case, harness_arguments, out_verdict_line,  # noqa: E402
+                            new_kv_from_cache, print_verdicts, reference64, run_pao_golden,
                             write_error, write_outputs)
 
 _ipex = None
@@ -601,12 +601,9 @@ def main(argv=None):
             write_error(outputs, case, errors[case.id])
         if note:
             notes[case.id] = note
-    report = outputs / "report.json"
-    extra = ["--json", str(report), "--quiet"] + (["--cases", args.cases] if args.cases else [])
-    status = run_pao_diff(pao, goldens, outputs, extra).returncode
-    if status == 2:
+    status, rep = diff_report(pao, goldens, outputs, args.cases)
+    if rep is None:
         return status
-    rep = json.loads(report.read_text())
     cache_tensors = {}
     for t in rep["tensors"]:
         if t["name"] in ("key_cache", "value_cache"):

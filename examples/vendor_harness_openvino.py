@@ -33,7 +33,6 @@ Exit status: pao golden's when it fails, else pao diff's (0 all pass, 1 a mismat
 openvino missing); 1 also when --evidence disagrees with pao.
 """
 
-import json
 import pathlib
 import sys
 
@@ -48,8 +47,8 @@ except ImportError as e:
     MISSING = e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (PREFILL_KERNELS, find_pao, first_lines, for_each_case, harness_arguments,  # noqa: E402
-                            print_verdicts, reference64, run_pao_diff, run_pao_golden, write_error, write_outputs)
+from vendor_harness import (PREFILL_KERNELS, diff_report, find_pao, first_lines, for_each_case, harness_arguments,  # noqa: E402
+                            print_verdicts, reference64, run_pao_golden, write_error, write_outputs)
 
 OPENVINO_VERSION = "2026.4.1"   # the op's inputs change between releases (13 in 2024.x, 28 in 2026.4)
 BLOCK_SIZE = 32                 # the CPU plugin's block size
@@ -394,12 +393,9 @@ def main(argv=None):
             said = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.startswith("Exception from")]
             errors[case.id] = f"OpenVINO: {type(e).__name__}: {' | '.join(said[:2]) or first_lines(e)}"
             write_error(outputs, case, errors[case.id])
-    report = outputs / "report.json"
-    extra = ["--json", str(report), "--quiet"] + (["--cases", args.cases] if args.cases else [])
-    status = run_pao_diff(pao, goldens, outputs, extra).returncode
-    if status == 2:
+    status, rep = diff_report(pao, goldens, outputs, args.cases)
+    if rep is None:
         return status
-    rep = json.loads(report.read_text())
     out_tensor, _ = print_verdicts(rep, errors, goldens, outputs, "openvino")
     if args.evidence:
         disagree = False

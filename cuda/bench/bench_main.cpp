@@ -35,6 +35,7 @@
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
+#include "tools/cuda_tool_mains.hpp"
 
 namespace {
 
@@ -246,7 +247,7 @@ bench::BenchRunOptions run_options(const Options& o, const Device& dev) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int pao_cuda_bench_main(int argc, char** argv) {
   // Every line reaches the log when it is printed, even into a pipe: a killed run keeps them.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::setvbuf(stderr, nullptr, _IOLBF, 0);

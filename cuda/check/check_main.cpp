@@ -29,6 +29,7 @@
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/formats.hpp"
 #include "pao/numerics/kernel_math.hpp"
+#include "tools/cuda_tool_mains.hpp"
 
 namespace {
 
@@ -233,7 +234,7 @@ bool check_case(Tally& t, CaseOracle o, bool with_exact) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int pao_cuda_check_main(int argc, char** argv) {
   // A line reaches the log as soon as it is printed, even into a pipe or a file: a run killed by
   // its deadline keeps everything it checked.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);

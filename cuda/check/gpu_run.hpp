@@ -15,6 +15,7 @@
 
 #include "bench/filled_case.hpp"
 #include "check/case_params.hpp"  // has_cuda_kernel
+#include "check/cuda_device.hpp"  // CudaError, throw_if_cuda_error, cuda_device_available
 #include "pao/cases/case_tensors.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/tensor.hpp"
@@ -25,21 +26,6 @@
 #include "pao/plan/prefix_plan.hpp"
 
 namespace pao::cuda::check {
-
-/// A CUDA runtime error (allocation, copy, a fault inside a kernel): the context may be unusable,
-/// so the harness stops. Launcher Status failures are plain pao::Error.
-class CudaError : public Error {
- public:
-  using Error::Error;
-};
-
-/// Throws CudaError("<what>: <name>: <string>") unless e == cudaSuccess (an int: cudaError_t).
-void throw_if_cuda_error(int error, const char* what);
-
-/// Whether a CUDA device can be used; if not, `why` says why (driver missing, no device...).
-bool cuda_device_available(std::string& why);
-/// "NVIDIA H200 (sm_90, 132 SMs)".
-std::string cuda_device_name();
 
 struct GpuDecodeOutputs {
   Tensor out;         // [num_seqs, num_heads, head_size]

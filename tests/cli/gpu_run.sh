@@ -10,11 +10,11 @@ cuda=$(cd "$(dirname "$pao")/../cuda" 2>/dev/null && pwd)
 expect_tool 0 "$run" --out "$tmp/dry" --bin "${cuda:-$tmp/none}" --deadline-s 120
 check "the summary is written" test -s "$tmp/dry/summary.txt"
 for stage in facts check-smoke check-edges check-integer check-gpgpusim check-instances check-vllm \
-  bench-gpu bench-loop bench-prefix sim-validate probe torch-cuda; do
+  probe bench-gpu bench-loop bench-prefix sim-validate torch-cuda; do
   check "the summary has a line for $stage" grep -q "^$stage " "$tmp/dry/summary.txt"
 done
 check "every device stage says why it skipped" \
-  sh -c "! grep -E '^(check|bench)-' '$tmp/dry/summary.txt' | grep -vE 'no CUDA device|not built'"
+  sh -c "! grep -E '^(check-|bench-|probe )' '$tmp/dry/summary.txt' | grep -vE 'no CUDA device|not built'"
 
 # A spent deadline: nothing runs, each stage says so.
 expect_tool 0 "$run" --out "$tmp/spent" --bin "$tmp/none" --deadline-s 0

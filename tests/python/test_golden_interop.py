@@ -304,6 +304,42 @@ def test_flex_harness_judges_torch_flex_attention(tmp_path):
     assert "blocks no sequence owns" in poisoned.stdout, poisoned.stdout  # the 32-token sequence is NaN too
 
 
+def test_sdpa_harness_judges_torch_sdpa_and_a_planted_gqa_bug(tmp_path, monkeypatch):
+    """examples/vendor_harness_sdpa.py: torch's scaled_dot_product_attention on each sequence's gathered blocks passes
+    all three cases (the poisoned one too: the gather never reads an unused slot). The same harness with a planted
+    bug computed for real -- query head h reading KV head h % kv_heads instead of h // group, the interleave a
+    hand-written GQA expansion gets wrong -- fails, and pao names the case."""
+    torch = pytest.importorskip("torch")
+    suite = tmp_path / "flex-test.json"
+    suite.write_text(json.dumps(FLEX_SUITE))
+    common = ["--pao", pao_binary(), "--suite", suite, "--goldens", tmp_path / "g"]
+    judged = run_example("vendor_harness_sdpa.py", *common, "--outputs", tmp_path / "o")
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "3 pass, 0 fail, 0 not run" in judged.stdout
+
+    sys.path.insert(0, str(REPO / "examples"))
+    import vendor_harness
+    import vendor_harness_sdpa
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def wrong_gqa(q, k, v, enable_gqa=False, **kw):
+        if enable_gqa:            # kv head h % kv_heads for query head h (should be h // group)
+            group = q.shape[1] // k.shape[1]
+            k, v = k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1)
+        return real(q, k, v, **kw)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", wrong_gqa)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    for case, tensors in vendor_harness.for_each_case(tmp_path / "g"):
+        vendor_harness.write_outputs(bad, case, tensors, vendor_harness_sdpa.run_sdpa(case, tensors, torch.device("cpu")))
+    r = subprocess.run([pao_binary(), "diff", str(tmp_path / "g"), str(bad), "--json", str(bad / "report.json")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    report = json.loads((bad / "report.json").read_text())
+    assert [c["status"] for c in report["cases"]] == ["FAIL"] * 3, r.stdout
+
+
 OPENVINO_SUITE = {
     "suite": "openvino-test",
     "description": "cases of examples/cases/openvino.json: decode (f16, GQA, ALiBi), chunked prefill (f32, u8) and "

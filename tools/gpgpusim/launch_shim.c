@@ -10,7 +10,11 @@
 //     CUDA 11's, so GPGPU-Sim's own struct cannot be copied; filled from the simulator's
 //     cudaDeviceGetAttribute answers.
 //   - cudaDeviceGetAttribute for the attributes GPGPU-Sim aborts on (97: max shared memory per
-//     block with opt-in), answered from the simulator's configuration.
+//     block with opt-in; 106: CTAs per SM; 111: shared memory reserved per CTA) and those it
+//     answers with a GTX 1080 Ti's numbers whatever the config (13: SM clock, 36: memory clock,
+//     37: bus width, 38: L2 size), answered from the simulator's configuration: the
+//     gpgpusim.config of the working folder (run.sh writes it there), the last value of an option
+//     winning as in the simulator.
 //   - cudaMallocAsync / cudaFreeAsync: mapped onto cudaMalloc / cudaFree (the simulator runs one
 //     stream in order).
 // Built against CUDA 13's headers (the ABI the program was compiled for).
@@ -64,7 +68,74 @@ static int attribute(enum cudaDeviceAttr attr, int device) {
   return value;
 }
 
+/// The last value of `option` in ./gpgpusim.config (the text after the option name, trimmed), or
+/// NULL. The returned string is static: copy it before the next call.
+static const char *config_value(const char *option) {
+  static char found[256];
+  char line[1024];
+  FILE *f = fopen("gpgpusim.config", "r");
+  int have = 0;
+  if (f == NULL) return NULL;
+  while (fgets(line, sizeof line, f) != NULL) {
+    const size_t n = strlen(option);
+    if (strncmp(line, option, n) != 0 || (line[n] != ' ' && line[n] != '\t')) continue;
+    const char *v = line + n;
+    while (*v == ' ' || *v == '\t') ++v;
+    snprintf(found, sizeof found, "%s", v);
+    found[strcspn(found, " \t\r\n#")] = '\0';
+    have = 1;
+  }
+  fclose(f);
+  return have ? found : NULL;
+}
+
+static double config_number(const char *option, int field) {  // field-th of a ':'-separated list
+  const char *v = config_value(option);
+  if (v == NULL) {
+    fprintf(stderr, "pao gpgpusim shim: gpgpusim.config has no %s\n", option);
+    abort();
+  }
+  for (int i = 0; i < field; ++i) {
+    v = strchr(v, ':');
+    if (v == NULL) {
+      fprintf(stderr, "pao gpgpusim shim: %s has no field %d\n", option, field);
+      abort();
+    }
+    ++v;
+  }
+  return atof(v);
+}
+
+/// The attributes the simulator gets wrong or aborts on, from its configuration; 0 if not one.
+static int attribute_from_config(enum cudaDeviceAttr attr, int *value) {
+  switch ((int)attr) {
+    case 13:  // cudaDevAttrClockRate, kHz: the core clock of -gpgpu_clock_domains
+      *value = (int)(config_number("-gpgpu_clock_domains", 0) * 1000);
+      return 1;
+    case 36:  // cudaDevAttrMemoryClockRate, kHz: the DRAM clock of -gpgpu_clock_domains
+      *value = (int)(config_number("-gpgpu_clock_domains", 3) * 1000);
+      return 1;
+    case 37:  // cudaDevAttrGlobalMemoryBusWidth, bits: channels x bytes per channel x 8
+      *value = (int)(config_number("-gpgpu_n_mem", 0) * config_number("-gpgpu_dram_buswidth", 0) * 8);
+      return 1;
+    case 38:  // cudaDevAttrL2CacheSize: sets x line x ways (-gpgpu_cache:dl2 S:sets:line:ways) per sub-partition
+      *value = (int)(config_number("-gpgpu_cache:dl2", 1) * config_number("-gpgpu_cache:dl2", 2) *
+                     config_number("-gpgpu_cache:dl2", 3) * config_number("-gpgpu_n_mem", 0) *
+                     config_number("-gpgpu_n_sub_partition_per_mchannel", 0));
+      return 1;
+    case 106:  // cudaDevAttrMaxBlocksPerMultiprocessor
+      *value = (int)config_number("-gpgpu_shader_cta", 0);
+      return 1;
+    case 111:  // cudaDevAttrReservedSharedMemoryPerBlock: the simulator reserves none
+      *value = 0;
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+  if (attribute_from_config(attr, value)) return cudaSuccess;
   if (attr == cudaDevAttrMaxSharedMemoryPerBlockOptin) {
     // GPGPU-Sim aborts on this one; its per-block limit is -gpgpu_shmem_per_block, which is
     // what it reports as sharedMemPerBlock (attribute 8).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a CUDA program under GPGPU-Sim (built by tools/gpgpusim/setup.sh): pao-cuda-check,
-# pao-cuda-bench, or any CUDA 13 program linked against the shared runtime.
+# pao-cuda-bench, pao-cuda-probe (with --simulator), or any CUDA 13 program linked against the shared runtime.
 #
 #   tools/gpgpusim/run.sh [--sms N] [--timing] [--config DIR] [--work DIR] [--log FILE] [--show REGEX]
 #                         [--prefix DIR] -- PROGRAM [ARGS...]
@@ -17,7 +17,7 @@
 #   --prefix DIR  what setup.sh built (default: build/gpgpusim)
 #   --timing      host-to-device copies do not fill L2 (-gpgpu_perf_sim_memcpy 0): a timed launch
 #                 starts with a cold L2, as pao-cuda-bench's L2 flush leaves it on a GPU
-# PROGRAM pao-cuda-check / pao-cuda-bench means the slim binaries of PREFIX/bin.
+# PROGRAM pao-cuda-check / pao-cuda-bench / pao-cuda-probe means the slim binaries of PREFIX/bin.
 #
 # The V100 config runs Turing code (sm_75, what CUDA 13 can still emit): -gpgpu_ptx_force_max_capability
 # 75 and -gpgpu_occupancy_sm_number 75 are added to it. Exit status: the program's.
@@ -30,7 +30,7 @@ config=""
 work=""
 log=""
 timing=0
-show='^(PASS|FAIL|skip|pao-cuda|gpgpusim-repro|[0-9]+ passed|wrote |case |  [a-z0-9_]+\.|  note|decode-|prefix-)'
+show='^(PASS|FAIL|skip|pao-cuda|gpgpusim-repro|[0-9]+ passed|wrote |case |  [a-z0-9_]+\.|  note|decode-|prefix-|(clock|occupancy|fma|mma|issue|dram|l2|latency|launch) +(\.\.\.|done|skipped)|  [A-Za-z0-9])'
 die() { echo "tools/gpgpusim/run.sh: error: $*" >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -58,9 +58,9 @@ shim="$prefix/lib/libpao_gpgpusim_shim.so"
 
 program="$1"; shift
 case "$program" in
-  pao-cuda-check|pao-cuda-bench|gpgpusim-repro) program="$prefix/bin/$program" ;;
+  pao-cuda-check|pao-cuda-bench|pao-cuda-probe|gpgpusim-repro) program="$prefix/bin/$program" ;;
 esac
-[[ -x "$program" ]] || die "program $program not found (setup.sh builds pao-cuda-check, pao-cuda-bench and gpgpusim-repro)"
+[[ -x "$program" ]] || die "program $program not found (setup.sh builds pao-cuda-check, pao-cuda-bench, pao-cuda-probe and gpgpusim-repro)"
 program="$(cd "$(dirname "$program")" && pwd)/$(basename "$program")"
 
 if [[ -z "$work" ]]; then

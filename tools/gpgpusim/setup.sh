@@ -18,8 +18,8 @@
 #   4. The launch shim (launch_shim.c): CUDA 13's launch entry points mapped onto GPGPU-Sim's;
 #      and the reproducers of the simulator's defects (repro/gpgpusim_repro.cu).
 #   5. Slim pao CUDA binaries (prefix/pao): pao-cuda-check and pao-cuda-bench for sm_75 holding
-#      only the instantiations the GPGPU-Sim suite needs (slim.cmake), linked against GPGPU-Sim's
-#      libcudart (patchelf), as prefix/bin/pao-cuda-check and prefix/bin/pao-cuda-bench.
+#      only the instantiations the GPGPU-Sim suite needs (slim.cmake), and pao-cuda-probe, linked
+#      against GPGPU-Sim's libcudart (patchelf), in prefix/bin.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -159,10 +159,10 @@ if [[ $skip_pao -eq 0 ]]; then
   log "building slim pao CUDA binaries for sm_75 (log: $prefix/pao-build.log)"
   cmake -S "$root" -B "$prefix/pao" -G Ninja -C "$here/slim.cmake" >"$prefix/pao-build.log" 2>&1 \
     || die "cmake failed (log: $prefix/pao-build.log)"
-  cmake --build "$prefix/pao" -j"$jobs" --target pao_cuda_check pao_cuda_bench \
+  cmake --build "$prefix/pao" -j"$jobs" --target pao_cuda_check pao_cuda_bench pao_cuda_probe \
     >>"$prefix/pao-build.log" 2>&1 || die "the pao build failed (last lines of $prefix/pao-build.log:
 $(tail -n 15 "$prefix/pao-build.log"))"
-  for exe in pao-cuda-check pao-cuda-bench; do
+  for exe in pao-cuda-check pao-cuda-bench pao-cuda-probe; do
     built="$prefix/pao/cuda/$exe"
     [[ -x "$built" ]] || die "no $exe in $prefix/pao/cuda"
     cp "$built" "$prefix/bin/$exe"

@@ -8,7 +8,7 @@
 #
 #   tools/gpu/run.sh [--out DIR] [--deadline-s S] [--bin DIR] [--data DIR]
 #
-# --bin: the folder holding pao, pao-cuda-check and pao-cuda-bench (default: the package's bin/
+# --bin: the folder holding pao, pao-cuda-check, pao-cuda-bench and pao-cuda-probe (default: the package's bin/
 # beside this script, else build-gpu/ of the checkout); --data: pao's data folder (default: the
 # package's data/, else the checkout's). Without a CUDA device every device stage says so and the
 # run ends in seconds (the dry run CI makes: tests/cli/gpu_run.sh). Exit 0 when every stage ended
@@ -45,6 +45,9 @@ export PAO_DATA_DIR=$data
 check=$(find_bin pao-cuda-check)
 bench=$(find_bin pao-cuda-bench)
 pao=$(find_bin pao)
+probe=$(find_bin pao-cuda-probe)
+examples=""
+for d in "$here/examples" "$root/examples"; do [ -f "$d/vendor_harness_sdpa.py" ] && { examples=$d; break; }; done
 
 mkdir -p "$out" || { echo "run.sh: error: cannot create $out" >&2; exit 2; }
 summary=$out/summary.txt
@@ -92,22 +95,42 @@ stage() {
 # finish in 75 / 60 s with the oracle serial, now parallel on 16 cores; the bench timed 33 rows in
 # 100 s building each case 4 times, now once and filled on the device).
 stage facts 10 sh -c 'nvidia-smi -q 2>&1 | head -80; nvcc --version 2>&1 | tail -2; nproc; free -g'
-stage check-smoke 30 "$check" --suite smoke
-stage check-edges 30 "$check" --suite edges
-stage check-integer 30 "$check" --suite integer
-stage check-gpgpusim 30 "$check" --suite gpgpusim
-stage check-instances 90 "$check" --suite instances --full --quiet --budget-s 80
-stage check-vllm 60 "$check" --suite vllm --quiet --budget-s 50
-stage bench-gpu 120 "$bench" --kernels v1,v2:256,v2:512,v2:1024 --out "$out/bench-gpu.csv" --resume --budget-s 110
-stage bench-loop 40 "$bench" --kernels v1,v2:512 --timing loop --out "$out/bench-loop.csv" --resume --budget-s 35
-stage bench-prefix 30 "$bench" --kernels prefix --out "$out/bench-prefix.csv" --resume --budget-s 25
-if [ -s "$out/bench-gpu.csv" ]; then  # the simulator against what was just measured
+stage check-smoke 15 "$check" --suite smoke
+stage check-edges 15 "$check" --suite edges
+stage check-integer 15 "$check" --suite integer
+stage check-gpgpusim 15 "$check" --suite gpgpusim
+stage check-instances 65 "$check" --suite instances --full --quiet --budget-s 55
+stage check-vllm 45 "$check" --suite vllm --quiet --budget-s 35
+stage probe 50 "$probe" --out "$out/device-probe.json" --base h200
+stage bench-gpu 85 "$bench" --kernels v1,v2:256,v2:512,v2:1024 --out "$out/bench-gpu.csv" --resume --budget-s 75
+stage bench-loop 30 "$bench" --kernels v1,v2:512 --timing loop --out "$out/bench-loop.csv" --resume --budget-s 25
+stage bench-prefix 25 "$bench" --kernels prefix --out "$out/bench-prefix.csv" --resume --budget-s 20
+if [ -s "$out/bench-gpu.csv" ]; then  # the simulator against what was just measured, fitted and probed
   stage sim-validate 20 "$pao" sim validate --device h200 -m "$out/bench-gpu.csv" --no-logo
+  if [ -s "$out/device-probe.json" ]; then
+    stage sim-validate-probed 20 "$pao" sim validate --device "$out/device-probe.json" -m "$out/bench-gpu.csv" --no-logo
+  fi
 else
   skip sim-validate "no rows in bench-gpu.csv to validate against"
 fi
-skip probe "pao-cuda-probe is not written yet (issue #37, item 4)"
-skip torch-cuda "the torch harnesses run on the CPU only (no --device cuda yet)"
+# torch's kernels judged on the GPU: FlexAttention over PagedAttention, and SDPA on gathered blocks
+# (examples/; the goldens are written to a scratch folder, only the logs and reports come back).
+python=${PYTHON:-python3}
+if [ -z "$examples" ]; then
+  skip torch-cuda "no examples/ folder beside run.sh or in the checkout"
+elif ! torch_why=$("$python" -c 'import sys, torch, safetensors
+sys.exit(0 if torch.cuda.is_available() else "torch " + torch.__version__ + " sees no CUDA device")' 2>&1); then
+  skip torch-cuda "$(printf '%s' "$torch_why" | tail -n 1)"
+else
+  scratch=$(mktemp -d)
+  stage torch-flex-cuda 45 "$python" "$examples/vendor_harness_flex.py" --device cuda --pao "$pao" \
+    --goldens "$scratch/goldens" --outputs "$scratch/flex"
+  stage torch-sdpa-cuda 25 "$python" "$examples/vendor_harness_sdpa.py" --device cuda --pao "$pao" \
+    --goldens "$scratch/goldens" --outputs "$scratch/sdpa" --no-generate
+  cp "$scratch/flex/report.json" "$out/torch-flex-report.json" 2>/dev/null
+  cp "$scratch/sdpa/report.json" "$out/torch-sdpa-report.json" 2>/dev/null
+  rm -rf "$scratch"
+fi
 
 printf '# %s s in all\n' "$(($(date +%s) - start))" >>"$summary"
 cat "$summary"

@@ -130,15 +130,22 @@ double device_field(const Device& device, std::string_view key) {
   return load_value(device, *f);
 }
 
-void set_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
-                      std::string_view source) {
+void store_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
+                        std::string_view source) {
   const FieldSpec* f = find_field(key);
   require(f != nullptr, "unknown device field '", key, "' (known: ", known_keys_list(), ")");
+  require(valid_confidence(confidence), "device field '", key, "': confidence '", excerpt(confidence),
+          "' is not one of measured, fitted, datasheet, assumed");
   store(device, *f, value, "device '" + device.name + "'");
   auto& p = device.provenance[f->key];
   p.unit = f->unit;
   p.confidence = std::string(confidence);
   p.source = std::string(source);
+}
+
+void set_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
+                      std::string_view source) {
+  store_device_field(device, key, value, confidence, source);
   validate_device(device);
 }
 

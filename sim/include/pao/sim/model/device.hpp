@@ -88,6 +88,10 @@ double device_field(const Device& device, std::string_view key);
 /// `confidence`. Throws pao::Error naming the key on an unknown key or a bad value.
 void set_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
                       std::string_view source);
+/// set_device_field without the cross-field check: for setting several fields that only agree
+/// together (call validate_device after the last).
+void store_device_field(Device& device, std::string_view key, double value, std::string_view confidence,
+                        std::string_view source);
 /// Applies one `key=value` override (a what-if) to the device.
 void apply_override(Device& device, std::string_view assignment);
 
