@@ -50,9 +50,9 @@ except ImportError as e:
     torch, TORCH_MISSING = None, e
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from vendor_harness import (diff_report, find_pao, first_lines, for_each_case, harness_arguments, out_verdict_line,  # noqa: E402
-                            new_kv_from_cache, print_verdicts, reference64, run_pao_golden,
-                            write_error, write_outputs)
+from vendor_harness import (diff_report, find_pao, first_lines, for_each_case, harness_arguments,  # noqa: E402
+                            new_kv_from_cache, out_verdict_line, print_verdicts, reference64, run_each_case,
+                            run_pao_golden)
 
 _ipex = None
 
@@ -587,20 +587,15 @@ def main(argv=None):
     print(f"torch {torch.__version__}, intel_extension_for_pytorch {mod.__version__}, "
           f"{torch.get_num_threads()} threads", flush=True)
     outputs.mkdir(parents=True, exist_ok=True)
-    notes, errors, findings = {}, {}, {}
-    for case, tensors in for_each_case(goldens, args.cases):
-        note = ""
-        try:
-            result, note, findings[case.id] = run_ipex(case, tensors, args.cache_writes)
-            write_outputs(outputs, case, tensors, result)
-        except NotInIpexApi as e:
-            errors[case.id] = f"harness: not expressible in IPEX's API: {e}"
-            write_error(outputs, case, errors[case.id])
-        except Exception as e:
-            errors[case.id] = f"IPEX: {type(e).__name__}: {first_lines(e)}"
-            write_error(outputs, case, errors[case.id])
+    notes, findings = {}, {}
+
+    def run(case, tensors):  # the outputs; the case's note and findings kept aside
+        result, note, findings[case.id] = run_ipex(case, tensors, args.cache_writes)
         if note:
             notes[case.id] = note
+        return result
+
+    errors = run_each_case(goldens, outputs, args.cases, run, NotInIpexApi, "IPEX's API", "IPEX")
     status, rep = diff_report(pao, goldens, outputs, args.cases)
     if rep is None:
         return status

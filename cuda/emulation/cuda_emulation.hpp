@@ -95,6 +95,10 @@ inline __half __ushort_as_half(unsigned short bits) { return {bits}; }
 inline unsigned short __half_as_ushort(__half h) { return h.bits; }
 inline float __half2float(__half h) { return pao::decode_f16(h.bits); }
 inline __half __float2half_rn(float x) { return {pao::encode_f16_from_f32(x)}; }
+// f16 arithmetic, one rounding each: the exact product or sum of two f16 values, through fp32 (a
+// product is exact there; a sum rounded to fp32 first rounds to the same f16: 24 >= 2 * 11 + 2).
+inline __half __hmul_rn(__half a, __half b) { return __float2half_rn(__half2float(a) * __half2float(b)); }
+inline __half __hadd_rn(__half a, __half b) { return __float2half_rn(__half2float(a) + __half2float(b)); }
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }
 inline __nv_bfloat16 __float2bfloat16_rn(float x) { return {pao::encode_bf16_from_f32(x)}; }
 

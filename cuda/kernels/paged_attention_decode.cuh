@@ -39,12 +39,13 @@
 #include "pao/plan/partition.hpp"
 
 // `#pragma unroll` for device code only (host compilers warn about it).
+#define PAO_PRAGMA_TEXT(x) #x
 #if defined(__CUDA_ARCH__)
 #define PAO_UNROLL _Pragma("unroll")
-#define PAO_UNROLL_4 _Pragma("unroll 4")
+#define PAO_UNROLL_BY(n) _Pragma(PAO_PRAGMA_TEXT(unroll n))  // n: a constant expression
 #else
 #define PAO_UNROLL
-#define PAO_UNROLL_4
+#define PAO_UNROLL_BY(n)
 #endif
 
 namespace pao::cuda::detail {
@@ -203,18 +204,27 @@ __device__ __noinline__ RawVectorOf<T, N> gather(const T* cache, const PagedCach
 }
 
 /// N elements of a cache starting at (block, head, token, dim), along dims (K) or tokens (V):
-/// one aligned vector load when the launcher found the layout allows it, else gather().
+/// one aligned vector load at `offset` (= layout.offset(block, head, token, dim), which the caller
+/// builds from its hoisted parts, below) when the launcher found the layout allows it, else
+/// gather().
 template <typename T, int N>
 __device__ __forceinline__ void load_cache(const T* cache, const PagedCacheLayout& layout, bool vector,
-                                           std::int64_t block, int head, int token, int dim,
-                                           bool along_tokens, T (&out)[N]) {
+                                           std::int64_t offset, std::int64_t block, int head, int token,
+                                           int dim, bool along_tokens, T (&out)[N]) {
   RawVectorOf<T, N> raw;
   if (vector)
-    raw = *reinterpret_cast<const RawVectorOf<T, N>*>(cache + layout.offset(block, head, token, dim));
+    raw = *reinterpret_cast<const RawVectorOf<T, N>*>(cache + offset);
   else
     raw = gather<T, N>(cache, layout, block, head, token, dim, along_tokens ? 1 : 0, along_tokens ? 0 : 1);
   memcpy(out, &raw, sizeof raw);
 }
+
+// PagedCacheLayout::offset taken apart for the token loops, where it was the kernels' main
+// instruction cost (docs/cuda.md, "Where the instructions go"): offset(block, head, token, dim) =
+// block * block_stride + (head * head_stride + token * token_stride) + dims[dim], the head and
+// token part fixed for a thread (computed once), the dim part (a division by x) computed once per
+// CTA into shared memory, the block part once per block. The same integers as offset(): the same
+// loads.
 
 // ---- reductions ----------------------------------------------------------------------------
 
@@ -300,6 +310,23 @@ __device__ __forceinline__ float pv_dot(const float (&p)[VV], const float (&v)[V
   }
 }
 
+/// pv_dot's f16 rule on an f16 cache, in the hardware's f16 arithmetic: __hmul_rn and __hadd_rn
+/// round once each, the roundings the fp32 spelling above makes with round_to (a product of two
+/// f16 values is exact in fp32; a sum of two, rounded to fp32 first, rounds to the same f16:
+/// 24 >= 2 * 11 + 2). Two instructions a token instead of six.
+template <int VV>
+__device__ __forceinline__ float pv_dot_f16(const __half (&p)[VV], const __half (&v)[VV]) {
+  static_assert(VV % 2 == 0);
+  __half even = __hmul_rn(p[0], v[0]);
+  __half odd = __hmul_rn(p[1], v[1]);
+  PAO_UNROLL
+  for (int t = 2; t < VV; t += 2) {
+    even = __hadd_rn(even, __hmul_rn(p[t], v[t]));
+    odd = __hadd_rn(odd, __hmul_rn(p[t + 1], v[t + 1]));
+  }
+  return __fadd_rn(__half2float(even), __half2float(odd));
+}
+
 // ---- the attention kernel ------------------------------------------------------------------
 
 /// One CTA per (head = blockIdx.x, seq = blockIdx.y, partition = blockIdx.z): the oracle's
@@ -357,17 +384,23 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   __shared__ float q_s[HS];
   __shared__ float red_max[NW];
   __shared__ float red_sum[NW];
+  __shared__ std::int64_t k_dims[HS], v_dims[HS];  // the dim parts of the cache offsets (load_cache)
 
   const int kv_head = p.kv_head_of(head);
   {
     const QElem* q =
         static_cast<const QElem*>(p.query) + seq * p.query_seq_stride + head * p.query_head_stride;
-    for (int d = tid; d < HS; d += NT) q_s[d] = to_float<Q>(q[d * p.query_dim_stride]);
+    for (int d = tid; d < HS; d += NT) {
+      q_s[d] = to_float<Q>(q[d * p.query_dim_stride]);
+      k_dims[d] = p.key_layout.offset(0, 0, 0, d);
+      v_dims[d] = p.value_layout.offset(0, 0, 0, d);
+    }
   }
   __syncthreads();
 
   constexpr bool kInteger = C == DType::u8 || C == DType::i8;
   constexpr bool kFp8 = C != Q && !kInteger;
+  [[maybe_unused]] constexpr int kQkUnroll = NUM_VECS <= 16 && !kInteger ? NUM_VECS : 4;
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -381,19 +414,23 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   // block; lane o of the group holds dims j * DPS + o * VEC + [0, VEC) of every step j.
   const int group = lane / TG;
   const int group_lane = lane % TG;
+  const std::int64_t k_row = kv_head * p.key_layout.head_stride + group * p.key_layout.token_stride;
   float qk_max = -FLT_MAX;
   bool visible = false;
   for (int b = first_block + warp; b <= last_block; b += NW) {
     const std::int64_t physical = table[b];
+    const std::int64_t k_block = physical * p.key_layout.block_stride + k_row;
     float acc[VEC];
-    // Unrolled 4 times: enough loads in flight, without the code size (and compile time) of
-    // unrolling all head_size / dims_per_step steps.
-    PAO_UNROLL_4
+    // Unrolled whole up to 16 steps, as vLLM's: every step's load in flight at once and the
+    // loop's control and addresses once per block (unrolled 4 times, it took 604 instead of 510
+    // instructions per block at head size 128, f16; docs/cuda.md, "Where the instructions go").
+    // Longer loops and integer caches (a dequantisation per element) keep 4: code size.
+    PAO_UNROLL_BY(kQkUnroll)
     for (int j = 0; j < NUM_VECS; ++j) {
       const int dim0 = j * DPS + group_lane * VEC;
       CElem k[VEC];
-      load_cache<CElem, VEC>(k_cache, p.key_layout, args.key_vector_loads, physical, kv_head, group, dim0,
-                             false, k);
+      load_cache<CElem, VEC>(k_cache, p.key_layout, args.key_vector_loads, k_block + k_dims[dim0], physical,
+                             kv_head, group, dim0, false, k);
       PAO_UNROLL
       for (int l = 0; l < VEC; ++l) {
         const float kf = kInteger ? integer_cache_value<Q>(to_float<C>(k[l]), p.key_quant, physical, kv_head,
@@ -441,33 +478,50 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   // Tokens past the partition's end have p = 0 and V = 0 (NaN poison there cannot leak).
   const int pv = lane % NVR;
   const int row0 = lane / NVR;
+  const std::int64_t v_row = kv_head * p.value_layout.head_stride + pv * VV * p.value_layout.token_stride;
   float acc[ROWS_PER_THREAD];
   PAO_UNROLL
   for (int i = 0; i < ROWS_PER_THREAD; ++i) acc[i] = 0.0f;
   for (int b = first_block + warp; b <= last_block; b += NW) {
     const std::int64_t physical = table[b];
+    const std::int64_t v_block = physical * p.value_layout.block_stride + v_row;
     const int tok0 = b * BS + pv * VV;
     float prob[VV];
     PAO_UNROLL
     for (int j = 0; j < VV; ++j) prob[j] = tok0 + j < tokens.end ? shared[tok0 + j - tokens.begin] : 0.0f;
+    constexpr bool kHalfDot = Q == DType::f16 && C == DType::f16;  // pv_dot_f16
+    [[maybe_unused]] __half prob_h[VV];
+    if constexpr (kHalfDot) {
+      PAO_UNROLL
+      for (int j = 0; j < VV; ++j) prob_h[j] = __float2half_rn(prob[j]);  // exact: already rounded to f16
+    }
     PAO_UNROLL
     for (int i = 0; i < ROWS_PER_THREAD; ++i) {
       const int r = row0 + i * ROWS_PER_ITER;
       if (HS % ROWS_PER_ITER != 0 && r >= HS) continue;
       CElem v[VV];
-      load_cache<CElem, VV>(v_cache, p.value_layout, args.value_vector_loads, physical, kv_head, pv * VV, r,
-                            true, v);
-      float vf[VV];
-      PAO_UNROLL
-      for (int j = 0; j < VV; ++j) {
-        if (tok0 + j >= tokens.end)
-          vf[j] = 0.0f;
-        else if constexpr (kInteger)
-          vf[j] = integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
-        else
-          vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
+      load_cache<CElem, VV>(v_cache, p.value_layout, args.value_vector_loads, v_block + v_dims[r], physical,
+                            kv_head, pv * VV, r, true, v);
+      if constexpr (kHalfDot) {
+        __half v_h[VV];
+        PAO_UNROLL
+        for (int j = 0; j < VV; ++j)
+          v_h[j] = __ushort_as_half(tok0 + j < tokens.end ? v[j] : std::uint16_t{0});
+        acc[i] = __fadd_rn(acc[i], pv_dot_f16<VV>(prob_h, v_h));
+      } else {
+        float vf[VV];
+        PAO_UNROLL
+        for (int j = 0; j < VV; ++j) {
+          if (tok0 + j >= tokens.end)
+            vf[j] = 0.0f;
+          else if constexpr (kInteger)
+            vf[j] =
+                integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
+          else
+            vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
+        }
+        acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
       }
-      acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
     }
   }
   PAO_UNROLL

@@ -38,7 +38,10 @@ struct DecodeInstructionCost {
 };
 
 /// K vectors a lane of pao's CUDA decode kernels loads before it waits on the first: their Q·K
-/// loop's `#pragma unroll 4` (cuda/kernels/paged_attention_decode.cuh, PAO_UNROLL_4).
+/// loop's `#pragma unroll 4` as the GPGPU-Sim rows (data/measurements/gpgpusim-v100*.csv) and the
+/// pao-cuda factors below measured it, 2026-12-03. The kernels now unroll that loop whole and
+/// issue fewer instructions (docs/cuda.md, "Where the instructions go"): the pao-cuda model
+/// describes the kernels those rows timed until the rows and the factors are measured again.
 inline constexpr std::int32_t kPaoCudaKLoadsInFlight = 4;
 
 /// Instructions of an implementation's kernels per instruction of vLLM's, phase by phase.
