@@ -26,6 +26,7 @@
 #include <cfloat>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/decode_kernel_args.hpp"
 #include "pao/core/dtype.hpp"
@@ -417,43 +418,51 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   const std::int64_t k_row = kv_head * p.key_layout.head_stride + group * p.key_layout.token_stride;
   float qk_max = -FLT_MAX;
   bool visible = false;
-  for (int b = first_block + warp; b <= last_block; b += NW) {
-    const std::int64_t physical = table[b];
-    const std::int64_t k_block = physical * p.key_layout.block_stride + k_row;
-    float acc[VEC];
-    // Unrolled whole up to 16 steps, as vLLM's: every step's load in flight at once and the
-    // loop's control and addresses once per block (unrolled 4 times, it took 604 instead of 510
-    // instructions per block at head size 128, f16; docs/cuda.md, "Where the instructions go").
-    // Longer loops and integer caches (a dequantisation per element) keep 4: code size.
-    PAO_UNROLL_BY(kQkUnroll)
-    for (int j = 0; j < NUM_VECS; ++j) {
-      const int dim0 = j * DPS + group_lane * VEC;
-      CElem k[VEC];
-      load_cache<CElem, VEC>(k_cache, p.key_layout, args.key_vector_loads, k_block + k_dims[dim0], physical,
-                             kv_head, group, dim0, false, k);
+  // The loop twice, for vector loads and for the element gather (a layout that allows no vector
+  // load), so that the choice is made once, not at every load.
+  const auto qk_blocks = [&](auto vector_loads) {
+    for (int b = first_block + warp; b <= last_block; b += NW) {
+      const std::int64_t physical = table[b];
+      const std::int64_t k_block = physical * p.key_layout.block_stride + k_row;
+      float acc[VEC];
+      // Unrolled whole up to 16 steps, as vLLM's: every step's load in flight at once and the
+      // loop's control and addresses once per block (unrolled 4 times, it took 604 instead of 510
+      // instructions per block at head size 128, f16; docs/cuda.md, "Where the instructions go").
+      // Longer loops and integer caches (a dequantisation per element) keep 4: code size.
+      PAO_UNROLL_BY(kQkUnroll)
+      for (int j = 0; j < NUM_VECS; ++j) {
+        const int dim0 = j * DPS + group_lane * VEC;
+        CElem k[VEC];
+        load_cache<CElem, VEC>(k_cache, p.key_layout, decltype(vector_loads)::value, k_block + k_dims[dim0],
+                               physical, kv_head, group, dim0, false, k);
+        PAO_UNROLL
+        for (int l = 0; l < VEC; ++l) {
+          const float kf = kInteger ? integer_cache_value<Q>(to_float<C>(k[l]), p.key_quant, physical,
+                                                             kv_head, group, dim0 + l)
+                                    : cache_value<Q, C, fp8_dequant_through_half(Q, VEC)>(k[l], k_scale);
+          acc[l] = j == 0 ? __fmul_rn(q_s[dim0 + l], kf) : __fmaf_rn(q_s[dim0 + l], kf, acc[l]);
+        }
+      }
+      float dot = acc[0];
       PAO_UNROLL
-      for (int l = 0; l < VEC; ++l) {
-        const float kf = kInteger ? integer_cache_value<Q>(to_float<C>(k[l]), p.key_quant, physical, kv_head,
-                                                           group, dim0 + l)
-                                  : cache_value<Q, C, fp8_dequant_through_half(Q, VEC)>(k[l], k_scale);
-        acc[l] = j == 0 ? __fmul_rn(q_s[dim0 + l], kf) : __fmaf_rn(q_s[dim0 + l], kf, acc[l]);
-      }
-    }
-    float dot = acc[0];
-    PAO_UNROLL
-    for (int l = 1; l < VEC; ++l) dot = __fadd_rn(dot, acc[l]);
-    dot = butterfly_sum<TG>(dot);
+      for (int l = 1; l < VEC; ++l) dot = __fadd_rn(dot, acc[l]);
+      dot = butterfly_sum<TG>(dot);
 
-    const int token = b * BS + group;
-    if (group_lane == 0 && token < tokens.end) {
-      const float logit = decode_logit(dot, logits, token, seq_len);
-      shared[token - tokens.begin] = logit;
-      if (logit != -INFINITY) {  // masked tokens take no part in the max (a NaN does, and loses)
-        visible = true;
-        qk_max = fmaxf(qk_max, logit);
+      const int token = b * BS + group;
+      if (group_lane == 0 && token < tokens.end) {
+        const float logit = decode_logit(dot, logits, token, seq_len);
+        shared[token - tokens.begin] = logit;
+        if (logit != -INFINITY) {  // masked tokens take no part in the max (a NaN does, and loses)
+          visible = true;
+          qk_max = fmaxf(qk_max, logit);
+        }
       }
     }
-  }
+  };
+  if (args.key_vector_loads)
+    qk_blocks(std::true_type{});
+  else
+    qk_blocks(std::false_type{});
   qk_max = block_max<NW>(red_max, qk_max);
   const bool any_visible = __syncthreads_or(visible) != 0;
 
@@ -482,48 +491,54 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   float acc[ROWS_PER_THREAD];
   PAO_UNROLL
   for (int i = 0; i < ROWS_PER_THREAD; ++i) acc[i] = 0.0f;
-  for (int b = first_block + warp; b <= last_block; b += NW) {
-    const std::int64_t physical = table[b];
-    const std::int64_t v_block = physical * p.value_layout.block_stride + v_row;
-    const int tok0 = b * BS + pv * VV;
-    float prob[VV];
-    PAO_UNROLL
-    for (int j = 0; j < VV; ++j) prob[j] = tok0 + j < tokens.end ? shared[tok0 + j - tokens.begin] : 0.0f;
-    constexpr bool kHalfDot = Q == DType::f16 && C == DType::f16;  // pv_dot_f16
-    [[maybe_unused]] __half prob_h[VV];
-    if constexpr (kHalfDot) {
+  const auto pv_blocks = [&](auto vector_loads) {  // twice, as qk_blocks
+    for (int b = first_block + warp; b <= last_block; b += NW) {
+      const std::int64_t physical = table[b];
+      const std::int64_t v_block = physical * p.value_layout.block_stride + v_row;
+      const int tok0 = b * BS + pv * VV;
+      float prob[VV];
       PAO_UNROLL
-      for (int j = 0; j < VV; ++j) prob_h[j] = __float2half_rn(prob[j]);  // exact: already rounded to f16
-    }
-    PAO_UNROLL
-    for (int i = 0; i < ROWS_PER_THREAD; ++i) {
-      const int r = row0 + i * ROWS_PER_ITER;
-      if (HS % ROWS_PER_ITER != 0 && r >= HS) continue;
-      CElem v[VV];
-      load_cache<CElem, VV>(v_cache, p.value_layout, args.value_vector_loads, v_block + v_dims[r], physical,
-                            kv_head, pv * VV, r, true, v);
+      for (int j = 0; j < VV; ++j) prob[j] = tok0 + j < tokens.end ? shared[tok0 + j - tokens.begin] : 0.0f;
+      constexpr bool kHalfDot = Q == DType::f16 && C == DType::f16;  // pv_dot_f16
+      [[maybe_unused]] __half prob_h[VV];
       if constexpr (kHalfDot) {
-        __half v_h[VV];
         PAO_UNROLL
-        for (int j = 0; j < VV; ++j)
-          v_h[j] = __ushort_as_half(tok0 + j < tokens.end ? v[j] : std::uint16_t{0});
-        acc[i] = __fadd_rn(acc[i], pv_dot_f16<VV>(prob_h, v_h));
-      } else {
-        float vf[VV];
-        PAO_UNROLL
-        for (int j = 0; j < VV; ++j) {
-          if (tok0 + j >= tokens.end)
-            vf[j] = 0.0f;
-          else if constexpr (kInteger)
-            vf[j] =
-                integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
-          else
-            vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
+        for (int j = 0; j < VV; ++j) prob_h[j] = __float2half_rn(prob[j]);  // exact: already rounded to f16
+      }
+      PAO_UNROLL
+      for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+        const int r = row0 + i * ROWS_PER_ITER;
+        if (HS % ROWS_PER_ITER != 0 && r >= HS) continue;
+        CElem v[VV];
+        load_cache<CElem, VV>(v_cache, p.value_layout, decltype(vector_loads)::value, v_block + v_dims[r],
+                              physical, kv_head, pv * VV, r, true, v);
+        if constexpr (kHalfDot) {
+          __half v_h[VV];
+          PAO_UNROLL
+          for (int j = 0; j < VV; ++j)
+            v_h[j] = __ushort_as_half(tok0 + j < tokens.end ? v[j] : std::uint16_t{0});
+          acc[i] = __fadd_rn(acc[i], pv_dot_f16<VV>(prob_h, v_h));
+        } else {
+          float vf[VV];
+          PAO_UNROLL
+          for (int j = 0; j < VV; ++j) {
+            if (tok0 + j >= tokens.end)
+              vf[j] = 0.0f;
+            else if constexpr (kInteger)
+              vf[j] =
+                  integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
+            else
+              vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
+          }
+          acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
         }
-        acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
       }
     }
-  }
+  };
+  if (args.value_vector_loads)
+    pv_blocks(std::true_type{});
+  else
+    pv_blocks(std::false_type{});
   PAO_UNROLL
   for (int i = 0; i < ROWS_PER_THREAD; ++i) acc[i] = butterfly_sum<NVR>(acc[i]);
 
