@@ -291,14 +291,9 @@ void DeviceBytes::upload(const void* host, std::size_t bytes) const {
   check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (probe buffer)");
 }
 
-std::vector<CtaRecord> occupancy(int ctas, int threads, std::size_t dynamic_shared, std::uint64_t spin_cycles,
-                                 bool wide_clock) {
-  if (dynamic_shared > 48 * 1024)
-    check(cudaFuncSetAttribute(occupancy_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(dynamic_shared)),
-          "cudaFuncSetAttribute (occupancy probe)");
+std::vector<CtaRecord> occupancy(int ctas, int threads, std::uint64_t spin_cycles, bool wide_clock) {
   Records r(ctas);
-  occupancy_kernel<<<ctas, threads, dynamic_shared>>>(spin_cycles, r.get(), wide_clock);
+  occupancy_kernel<<<ctas, threads>>>(spin_cycles, r.get(), wide_clock);
   return r.read("occupancy probe");
 }
 

@@ -43,10 +43,9 @@ class DeviceBytes {
   std::size_t bytes_ = 0;
 };
 
-/// `ctas` CTAs of `threads` threads and `dynamic_shared` bytes of shared memory; each holds its
-/// slot for `spin_cycles` (one thread spins, the others wait at a barrier). Work: 1.
-std::vector<CtaRecord> occupancy(int ctas, int threads, std::size_t dynamic_shared, std::uint64_t spin_cycles,
-                                 bool wide_clock);
+/// `ctas` CTAs of `threads` threads; each holds its slot for `spin_cycles` (one thread spins, the
+/// others wait at a barrier). Work: 1.
+std::vector<CtaRecord> occupancy(int ctas, int threads, std::uint64_t spin_cycles, bool wide_clock);
 
 /// One warp, a chain of `fmas` dependent fp32 FMAs per thread. Work: the FMAs of the chain.
 std::vector<CtaRecord> dependent_fmas(std::int64_t fmas, bool wide_clock);

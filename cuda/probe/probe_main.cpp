@@ -155,8 +155,8 @@ std::vector<std::uint32_t> random_chain(std::size_t lines, std::uint32_t seed) {
 
 class Probe {
  public:
-  Probe(const Options& o, const DriverFacts& f)
-      : o_(o), f_(f), sizes_(o.simulator ? kSimulatorSizes : kGpuSizes) {}
+  Probe(const Options& o, const DriverFacts& f, const sim::Device& base)
+      : o_(o), f_(f), base_(base), sizes_(o.simulator ? kSimulatorSizes : kGpuSizes) {}
 
   Measurements run() {
     stage("clock", [&] { clock(); });
@@ -173,7 +173,8 @@ class Probe {
 
  private:
   bool wide() const { return !o_.simulator; }
-  double ghz() const { return m_.clock_ghz ? *m_.clock_ghz : f_.clock_khz / 1e6; }
+  /// The clock cycles are converted with: the descriptor's own (clock_ghz_of).
+  double ghz() const { return clock_ghz_of(base_, f_, m_); }
   int throughput_ctas() const {
     return sizes_.throughput_ctas_per_sm > 0 ? f_.num_sms * sizes_.throughput_ctas_per_sm : sizes_.sms_used;
   }
@@ -212,10 +213,10 @@ class Probe {
 
   void occupancy_limits() {
     const int ctas_limit = std::max(f_.max_ctas_per_sm, 1);
-    const auto small = occupancy(f_.num_sms * (ctas_limit + 4), 32, 0, sizes_.spin_cycles, wide());
+    const auto small = occupancy(f_.num_sms * (ctas_limit + 4), 32, sizes_.spin_cycles, wide());
     m_.peak_ctas_per_sm = peak_concurrent_ctas(small);
     const int wide_ctas = std::max(f_.max_threads_per_sm / 1024, 1);
-    const auto big = occupancy(f_.num_sms * (wide_ctas + 2), 1024, 0, sizes_.spin_cycles, wide());
+    const auto big = occupancy(f_.num_sms * (wide_ctas + 2), 1024, sizes_.spin_cycles, wide());
     m_.peak_threads_per_sm = peak_concurrent_ctas(big) * 1024;
     std::printf("  resident at once on one SM: %d CTAs of 32 threads (driver: %d), %d threads (driver: %d)\n",
                 *m_.peak_ctas_per_sm, f_.max_ctas_per_sm, *m_.peak_threads_per_sm, f_.max_threads_per_sm);
@@ -346,6 +347,7 @@ class Probe {
 
   const Options& o_;
   const DriverFacts& f_;
+  const sim::Device& base_;
   Sizes sizes_;
   Measurements m_;
 };
@@ -411,7 +413,7 @@ int pao_cuda_probe_main(int argc, char** argv) {
     std::printf("pao-cuda-probe: %s, compute capability %d.%d, %d SMs, L2 %d KiB%s\n", facts.name.c_str(),
                 facts.cc_major, facts.cc_minor, facts.num_sms, facts.l2_size_bytes / 1024,
                 o.simulator ? " (under a simulator)" : "");
-    const Measurements m = Probe(o, facts).run();
+    const Measurements m = Probe(o, facts, base).run();
     const sim::Device d = probe_descriptor(base, facts, m, o.name.empty() ? default_name(facts.name) : o.name,
                                            command, today());
     const std::string json = sim::device_to_json(d);

@@ -109,11 +109,12 @@ def main(argv=None):
         total, classes, _ = summary(code, 0, 1 << 62)
         print(f"{name}: {total} instructions")
         print("  " + ", ".join(f"{k} {v}" for k, v in classes.most_common()))
-        for lo, hi in loops(code):
+        found = loops(code)
+        for lo, hi in found:
             n, classes, widths = summary(code, lo, hi)
             if n < args.min:
                 continue
-            depth = sum(1 for a, b in loops(code) if a <= lo and hi <= b and (a, b) != (lo, hi))
+            depth = sum(1 for a, b in found if a <= lo and hi <= b and (a, b) != (lo, hi))
             print(f"  {'  ' * depth}loop 0x{lo:04x}-0x{hi:04x}: {n} instructions: "
                   + ", ".join(f"{k} {v}" for k, v in classes.most_common()))
             if widths:
