@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "check/case_params.hpp"
+#include "pao/cases/case_schema.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kinds/kernel_kind.hpp"
@@ -65,7 +66,7 @@ cases::Case case_for_kernel(const cases::Case& c, const BenchKernel& k) {
   if (k.variant != KernelVariant::v2 || k.partition_size == 0 || k.partition_size == c.partition_size)
     return c;
   const std::string n = std::to_string(k.partition_size);
-  cases::Case out = cases::override_field(c, "partition_size", n, "p" + n);
+  cases::Case out = cases::override_field(c, "partition_size", std::int64_t{k.partition_size}, "p" + n);
   out.id = c.id;  // the case's name in the CSV; the kernel column says the partition size
   return out;
 }

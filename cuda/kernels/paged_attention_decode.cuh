@@ -34,6 +34,7 @@
 #include "pao/kernels/decode_geometry.hpp"
 #include "pao/kernels/logits.hpp"
 #include "pao/layout/paged_cache_layout.hpp"
+#include "pao/numerics/dtype_codec.hpp"
 #include "pao/numerics/formats.hpp"
 #include "pao/numerics/kernel_math.hpp"
 #include "pao/numerics/kv_quant.hpp"
@@ -61,53 +62,20 @@ __device__ __forceinline__ float* dynamic_shared_memory() {
 
 // ---- elements ------------------------------------------------------------------------------
 
-/// Storage type of a dtype: the raw bits for the 16- and 8-bit formats.
+/// Storage type of a dtype: its codec's bits (pao/numerics/dtype_codec.hpp).
 template <DType T>
-struct Elem;
-template <>
-struct Elem<DType::f32> {
-  using type = float;
-};
-template <>
-struct Elem<DType::f16> {
-  using type = std::uint16_t;
-};
-template <>
-struct Elem<DType::bf16> {
-  using type = std::uint16_t;
-};
-template <>
-struct Elem<DType::fp8_e4m3> {
-  using type = std::uint8_t;
-};
-template <>
-struct Elem<DType::fp8_e5m2> {
-  using type = std::uint8_t;
-};
-template <>
-struct Elem<DType::u8> {
-  using type = std::uint8_t;
-};
-template <>
-struct Elem<DType::i8> {
-  using type = std::int8_t;
+struct Elem {
+  using type = typename DTypeCodec<T>::Bits;
 };
 
-/// The exact value of an element.
+/// The exact value of an element: its codec's decode (f16 by the hardware conversion: the same
+/// value, one instruction).
 template <DType T>
 __device__ __forceinline__ float to_float(typename Elem<T>::type v) {
-  if constexpr (T == DType::f32)
-    return v;
-  else if constexpr (T == DType::f16)
+  if constexpr (T == DType::f16)
     return __half2float(__ushort_as_half(v));
-  else if constexpr (T == DType::bf16)
-    return pao::decode_bf16(v);
-  else if constexpr (T == DType::fp8_e4m3)
-    return pao::decode_fp8_e4m3(v);
-  else if constexpr (T == DType::fp8_e5m2)
-    return pao::decode_fp8_e5m2(v);
   else
-    return static_cast<float>(v);  // u8 / i8 codes: exact
+    return static_cast<float>(DTypeCodec<T>::decode(v));
 }
 
 /// One round-to-nearest-even of x to an activation dtype (f16 / bf16 overflow to inf).

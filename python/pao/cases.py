@@ -24,6 +24,12 @@ def _case_json(case: CaseLike) -> str:
     return case
 
 
+def fields() -> list[dict]:
+    """Every field a case may hold, from the library's case schema (docs/golden.md's table): dicts of
+    name, type, group, kinds (who takes it), default and doc, in the order the parser reads them."""
+    return [dict(f) for f in _pao.case_fields]
+
+
 def load(case: CaseLike) -> dict:
     """The case with every default filled in, its lengths resolved and its id made."""
     return json.loads(_pao.canonical_case(_case_json(case)))

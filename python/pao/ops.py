@@ -48,7 +48,7 @@ def _cache_dtype(kv_cache_dtype: str, cache: Tensor, name: str) -> str:
 
 
 _INTEGER_CACHES = ("u8", "i8", "u4")
-_QUANT_WORDS = {"key": "by_channel", "value": "by_token", "rounding": "half_even", "rule": "minmax_zero"}
+_QUANT_WORDS = dict(_pao.default_kv_quant)  # the library's defaults: OpenVINO's layout
 _QUANT_TENSORS = ("key_cache_scale", "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point")
 
 

@@ -16,6 +16,7 @@
 #include "bindings.hpp"
 #include "buffer.hpp"
 #include "pao/cases/case.hpp"
+#include "pao/cases/case_schema.hpp"
 #include "pao/core/error.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/kernels/prefix_attention.hpp"
@@ -242,17 +243,32 @@ void bind_ops(nb::module_& m) {
         nb::arg("v_scale"), nb::arg("kv_quant").none(),
         "reshape_and_cache: key / value into the caches (an integer cache's scales and zero points too), in "
         "place.");
-  // The plan's tuning, from the library (pao/plan/kernel_tuning.hpp, partition.hpp): vLLM's
-  // defaults and V2's partition count, which Python does not re-derive.
-  const KernelTuning vllm;
+  // The case schema (pao/cases/case_schema.hpp): every case field with its type, kinds, default
+  // and doc line; the tuning group's defaults (vLLM's) are default_tuning. Python restates none.
+  nb::list fields;
   nb::dict tuning;
-  tuning["partition_size"] = vllm.partition_size;
-  tuning["threads_per_cta"] = vllm.threads_per_cta;
-  tuning["warp_size"] = vllm.warp_size;
-  tuning["block_m"] = vllm.block_m;
-  tuning["block_n"] = vllm.block_n;
-  tuning["context_tile"] = vllm.context_tile;
+  for (const cases::CaseField& f : cases::case_fields()) {
+    nb::dict row;
+    row["name"] = std::string(f.name);
+    row["type"] = std::string(cases::to_string(f.type));
+    row["group"] = std::string(cases::to_string(f.group));
+    row["kinds"] = cases::field_takers(f);
+    row["default"] = f.default_text.empty() ? nb::cast(f.fallback) : nb::cast(std::string(f.default_text));
+    row["doc"] = std::string(f.doc);
+    fields.append(row);
+    if (f.group == cases::FieldGroup::tuning && f.default_text.empty())
+      tuning[nb::str(f.name.data(), f.name.size())] = f.fallback;
+  }
+  m.attr("case_fields") = fields;
   m.attr("default_tuning") = tuning;
+  // An integer cache's default quantisation words (pao/numerics/kv_quant.hpp: OpenVINO's layout).
+  const KVQuant openvino;
+  nb::dict quant;
+  quant["key"] = to_string(openvino.key);
+  quant["value"] = to_string(openvino.value);
+  quant["rounding"] = std::string(rounding_name(openvino.rounding));
+  quant["rule"] = std::string(rule_name(openvino.rule));
+  m.attr("default_kv_quant") = quant;
   m.def(
       "max_num_partitions",
       [](std::int32_t max_seq_len, std::int32_t partition_size) {

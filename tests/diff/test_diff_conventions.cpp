@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pao/cases/case_schema.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/cases/vllm_compat.hpp"
@@ -166,7 +167,7 @@ TEST_CASE("vllm_compatible: V1/V2 with a window, prefix with ALiBi and a window,
     }
     CHECK(w.g.metadata.at("vllm_incompatible").find(e.reason) != std::string::npos);
     // The vLLM-faithful variant computes what vLLM does: here, what the case without the feature gives.
-    const cases::Case faithful = cases::override_field(c, "vllm_faithful", "true", "vllmfaithful");
+    const cases::Case faithful = cases::override_field(c, "vllm_faithful", true, "vllmfaithful");
     // Its derived id is derived again: the original's, with the "vllmfaithful" tag.
     CHECK(faithful.id != c.id);
     CHECK(faithful.id.find("-vllmfaithful-") != std::string::npos);
@@ -193,7 +194,7 @@ TEST_CASE("a vendor whose V2 partitions differently: partials not compared, out 
                                           "p64");
   const Written w = write_golden(dir, c, "p64");
   // The vendor's V2 uses 128-token partitions: what `pao golden --partition-size 128` writes.
-  const cases::Case p128 = cases::override_field(c, "partition_size", "128", "p128");
+  const cases::Case p128 = cases::override_field(c, "partition_size", std::int64_t{128}, "p128");
   CHECK(p128.partition_size == 128);
   // The derived id names the new partition size only (not "...-p64-...-p128").
   CHECK(c.id.find("-p64-") != std::string::npos);
@@ -225,18 +226,18 @@ TEST_CASE("a vendor whose V2 partitions differently: partials not compared, out 
   outputs[0] = {"out", bad.view()};
   CHECK_FALSE(diff_outputs(dir, w.path, outputs, "bad").passed());
   // An override is checked like a case file.
-  CHECK_THROWS_WITH_AS(cases::override_field(c, "partition_size", "24", "p24"),
+  CHECK_THROWS_WITH_AS(cases::override_field(c, "partition_size", std::int64_t{24}, "p24"),
                        doctest::Contains("partition_size"), Error);
   // An id the case gave is kept, with the suffix; drawn lengths keep their "n<count>-L<max>" form.
   const cases::Case named = cases::parse_case(
       R"({"id": "mine", "num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "seq_lens": [9]})",
       "x");
-  CHECK(cases::override_field(named, "partition_size", "128", "p128").id == "mine-p128");
+  CHECK(cases::override_field(named, "partition_size", std::int64_t{128}, "p128").id == "mine-p128");
   const cases::Case drawn = cases::parse_case(
       R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "dtype": "f16", "num_seqs": 3, "max_seq_len": 300})",
       "x");
   CHECK(drawn.id.ends_with("-n3-L300-s0"));
-  CHECK(cases::override_field(drawn, "partition_size", "64", "p64").id ==
+  CHECK(cases::override_field(drawn, "partition_size", std::int64_t{64}, "p64").id ==
         drawn.id.substr(0, drawn.id.size() - std::string("-n3-L300-s0").size()) + "-p64-n3-L300-s0");
 }
 

@@ -36,6 +36,16 @@ def test_cases_load_and_golden_match_pao_golden(tmp_path):
     assert np.array_equal(kernel["v2.out"].view(np.uint16), g["v2.out"].view(np.uint16))
 
 
+def test_case_fields_are_the_library_schema():
+    fields = {f["name"]: f for f in cases.fields()}
+    # Every field the canonical JSON of a decode and a prefix case holds is one of them.
+    assert set(cases.load(DECODE)) <= set(fields) and set(cases.load(PREFIX)) <= set(fields)
+    assert fields["partition_size"]["kinds"] == "decode" and fields["block_size"]["default"] == 16
+    # default_tuning (what pao.ops defaults to) is the schema's tuning group.
+    tuning = {n: f["default"] for n, f in fields.items() if f["group"] == "tuning" and isinstance(f["default"], int)}
+    assert tuning == ops._TUNING and tuning["partition_size"] == 512
+
+
 def test_ops_on_a_golden_reproduce_its_kernel_outputs():
     """pao.ops on a golden's own tensors (numpy, bf16 via ml_dtypes, fp8 codes) give its outputs."""
     g = cases.make_golden(PREFIX)

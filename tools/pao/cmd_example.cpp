@@ -38,7 +38,9 @@ int run_example(int argc, char** argv) {
   app.add_option("--partition-size", partition_size, "V2 partition size (a multiple of the block size, 16)")
       ->capture_default_str();
   app.add_option("--dtype", dtype, "query/out dtype: f32, f16, bf16")->capture_default_str();
-  app.add_option("--kv-cache-dtype", cache, "auto (= dtype), fp8_e4m3 or fp8_e5m2")->capture_default_str();
+  app.add_option("--kv-cache-dtype", cache,
+                 "auto (= dtype) or a cache format: " + cases::kv_cache_dtype_choices())
+      ->capture_default_str();
   app.add_option("--seed", seed, "seed of the case's values")
       ->check(finite_range(0, 18446744073709551615.0))
       ->capture_default_str();
@@ -52,7 +54,7 @@ int run_example(int argc, char** argv) {
   cases::parse_kv_cache_dtype(cache, "--kv-cache-dtype");
   cases::Case spec;
   spec.partition_size = partition_size;
-  if (const auto v = check_tuning(spec, TuningUse::decode_v2, spec.block_size))
+  if (const auto v = check_tuning(spec, KernelVariant::v2, spec.block_size))
     fail("--", std::string(v->field) == "partition_size" ? "partition-size" : v->field, " ", v->rule);
 
   spec.num_seqs = 4;

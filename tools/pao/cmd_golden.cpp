@@ -10,6 +10,7 @@
 #include "cli_parse.hpp"
 #include "cli_progress.hpp"
 #include "commands.hpp"
+#include "pao/cases/case_schema.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
@@ -71,7 +72,8 @@ int run_golden(int argc, char** argv) {
   std::vector<std::string> case_files;
   std::string suite, out_dir, shard_text, format_text = "safetensors", merge_dir, outputs_text = "all",
                                           memory_limit_text;
-  bool full = false, list = false, list_suites_flag = false, force = false, vllm_faithful = false;
+  bool full = false, list = false, list_suites_flag = false, list_fields = false, force = false,
+       vllm_faithful = false;
   std::int32_t jobs = 1, partition_size = 0;
   app.add_option("--case", case_files, "case JSON file (repeatable)")->check(CLI::ExistingFile);
   app.add_option("--suite", suite, "suite name in data/cases (or a suite .json path)");
@@ -103,10 +105,17 @@ int run_golden(int argc, char** argv) {
   app.add_flag("--force", force, "regenerate cases even when their files are up to date");
   app.add_flag("--list", list, "print the case ids (of --suite / --case, after --full and --shard) and exit");
   app.add_flag("--list-suites", list_suites_flag, "print the suites in data/cases and exit");
+  app.add_flag("--list-fields", list_fields,
+               "print every field a case JSON may hold (name, type, kinds, default, id tag, meaning) as the "
+               "Markdown table of docs/golden.md, and exit");
   app.add_option("--merge-manifests", merge_dir,
                  "fold DIR/manifest-shard-*-of-N.json into DIR/manifest.json");
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
+  if (list_fields) {
+    std::fputs(cases::case_fields_markdown().c_str(), stdout);
+    return 0;
+  }
   if (list_suites_flag) {
     for (const auto& s : cases::list_suites(cases::cases_dir()))
       std::printf("%-14s %s\n", s.name.c_str(), s.description.c_str());
@@ -135,10 +144,10 @@ int run_golden(int argc, char** argv) {
   }
   for (auto& c : cases) {
     if (partition_size > 0 && kinds::kind_of(c).traits().partitioned && c.partition_size != partition_size)
-      c = cases::override_field(c, "partition_size", std::to_string(partition_size),
+      c = cases::override_field(c, "partition_size", std::int64_t{partition_size},
                                 "p" + std::to_string(partition_size));
     if (vllm_faithful && !c.vllm_faithful && !cases::vllm_incompatibilities(c).empty())
-      c = cases::override_field(c, "vllm_faithful", "true", "vllmfaithful");
+      c = cases::override_field(c, "vllm_faithful", true, "vllmfaithful");
   }
   // Two cases of a suite that the flags made one (p128 and p256 with --partition-size 64): written once.
   for (std::size_t i = 0; i < cases.size(); ++i)

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli_parse.hpp"
+#include "pao/cases/case.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/excerpt.hpp"
 #include "pao/core/memory.hpp"
@@ -188,7 +189,7 @@ void add_advise(CLI::App& sim, Action& action) {
       ->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "activation dtype")->capture_default_str();
   cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype,
-                  "KV cache dtype (auto, fp8, fp8_e4m3, fp8_e5m2, u8, i8, u4)")
+                  "KV cache dtype (" + cases::kv_cache_dtype_choices() + ", u4)")
       ->capture_default_str();
   cmd->add_option("--threads", opts->kernel_options.flags.threads_per_cta, "threads per decode CTA")
       ->check(at_least_1)

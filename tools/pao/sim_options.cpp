@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli_parse.hpp"
+#include "pao/cases/case.hpp"
 #include "pao/core/error.hpp"
 #include "pao/core/memory.hpp"
 #include "pao/golden/reader.hpp"
@@ -79,9 +80,9 @@ void WorkloadOptions::add_to(CLI::App& app) {
       ->check(at_least(0));
   g->add_option("--dtype", dtype, "activation dtype: f16, bf16, f32")->capture_default_str();
   g->add_option("--kv-cache-dtype", kv_cache_dtype,
-                "KV cache dtype: auto (= --dtype), fp8, fp8_e4m3, fp8_e5m2, or an integer cache u8, i8, u4 "
-                "(OpenVINO's "
-                "layout: key scales per channel, value per token)")
+                "KV cache dtype: " + cases::kv_cache_dtype_choices() +
+                    ", u4 (auto = --dtype; an integer cache u8, i8, u4 in OpenVINO's layout: key scales per "
+                    "channel, value per token)")
       ->capture_default_str();
 }
 

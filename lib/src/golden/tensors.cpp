@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "pao/cases/case_schema.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/error.hpp"
@@ -187,8 +188,7 @@ std::vector<MemoryTerm> estimated_memory_terms(const Case& c) {
   // query, key/value, out, out_exact and the kernel outputs in the dtype, an fp64 accumulator
   terms.push_back({"the query and new-token rows", c.query_lens.empty() ? "num_seqs" : "query_lens",
                    rows * (q_width * (6 * dtype_bytes + 8) + 2 * kv_width * dtype_bytes)});
-  const auto& own = kind.traits().fields;
-  if (std::find(own.begin(), own.end(), "padding_tokens") != own.end())  // key, value and a slot of -1
+  if (cases::kind_takes(kind, *cases::find_case_field("padding_tokens")))  // key, value and a slot of -1
     terms.push_back({"the key/value padding rows", "padding_tokens",
                      static_cast<double>(c.padding_tokens) * (2 * kv_width * dtype_bytes + 8)});
   terms.push_back({"the block tables", c.extra_table_columns > widest ? "extra_table_columns" : "num_seqs",

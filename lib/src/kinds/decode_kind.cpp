@@ -82,37 +82,6 @@ class DecodeKind final : public KernelKind {
                               false, false, kVllmRules, kVariants, kFields, kInputs, kOutputs,
                               kVendorOutputs}) {}
 
-  void read_fields(const cases::FieldReader& f, cases::Case& c) const override {
-    const KernelTuning vllm;
-    c.partition_size = f.i32("partition_size", 1, vllm.partition_size);
-    c.warp_size = f.i32("warp_size", 1, vllm.warp_size);
-    c.threads_per_cta = f.i32("threads_per_cta", 1, vllm.threads_per_cta);
-    if (const auto v = check_tuning(c, TuningUse::decode_v2, c.block_size)) {
-      // Name the field the case chose: a block_size that does not divide the default partition.
-      if (std::string_view(v->field) == "partition_size" && !f.has("partition_size") && f.has("block_size"))
-        f.bad("block_size",
-              "= " + std::to_string(c.block_size) +
-                  " does not divide the default partition_size = " + std::to_string(c.partition_size) +
-                  " (V2 partitions are whole blocks; set partition_size too)");
-      f.bad(v->field, v->rule);
-    }
-  }
-
-  void write_fields(const cases::Case& c, cases::FieldWriter& w) const override {
-    w.put_int("partition_size", c.partition_size);
-    w.put_int("warp_size", c.warp_size);
-    w.put_int("threads_per_cta", c.threads_per_cta);
-  }
-
-  void id_tags(const cases::Case& c, IdSlot slot,
-               const std::function<void(std::string_view, const std::string&)>& add) const override {
-    if (slot != IdSlot::tuning) return;
-    const KernelTuning vllm;  // vLLM's defaults: not in the id
-    if (c.partition_size != vllm.partition_size) add("p", std::to_string(c.partition_size));
-    if (c.warp_size != vllm.warp_size) add("w", std::to_string(c.warp_size));
-    if (c.threads_per_cta != vllm.threads_per_cta) add("t", std::to_string(c.threads_per_cta));
-  }
-
   std::string describe(const cases::Case& c) const override {
     return ", partition " + std::to_string(c.partition_size);
   }

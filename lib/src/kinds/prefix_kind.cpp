@@ -15,7 +15,7 @@ namespace pao::kinds::detail {
 namespace {
 
 constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
-constexpr std::string_view kFields[] = {"query_lens",    "block_m",          "block_n",      "context_tile",
+constexpr std::string_view kFields[] = {"block_m",       "block_n",          "context_tile",
                                         "max_query_len", "cache_new_tokens", "new_kv_source"};
 constexpr std::string_view kInputs[] = {"query",
                                         "key",
@@ -47,10 +47,9 @@ NamedTensors prefix_outputs(const cases::PrefixCase& pc, const std::vector<std::
 class PrefixKind final : public PrefixStepKind {
  public:
   PrefixKind()
-      : PrefixStepKind(
-            KindTraits{cases::CaseKernel::prefix, "prefix", "context_attention_fwd", true, true, false, false,
-                       true, prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs, kVendorOutputs},
-            true) {}
+      : PrefixStepKind(KindTraits{cases::CaseKernel::prefix, "prefix", "context_attention_fwd", true, true,
+                                  false, false, true, prefix_step_vllm_rules(), kVariants, kFields, kInputs,
+                                  kOutputs, kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override { return describe_prefix_step(c); }
 

@@ -38,52 +38,6 @@ constexpr cases::VllmRule kVllmRules[] = {
 
 }  // namespace
 
-void PrefixStepKind::read_fields(const cases::FieldReader& f, cases::Case& c) const {
-  const KernelTuning vllm;
-  c.block_m = f.i32("block_m", 1, vllm.block_m);
-  c.block_n = f.i32("block_n", 1, vllm.block_n);
-  c.context_tile = f.i32("context_tile", 1, vllm.context_tile);
-  c.max_query_len = f.i32("max_query_len", 0, 0);
-  c.cache_new_tokens = cache_new_tokens_field_ ? f.boolean("cache_new_tokens", true) : true;
-  const std::string source = f.string("new_kv_source", "input");
-  if (!try_parse_new_kv_source(source, c.new_kv_source))
-    f.bad("new_kv_source",
-          "= \"" + excerpt(source) + "\": expected \"input\" (vLLM's context_attention_fwd) or \"cache\"");
-  if (c.new_kv_source == NewKVSource::cache && !c.cache_new_tokens)
-    f.bad("new_kv_source", "= \"cache\" reads the new tokens from the cache: it needs cache_new_tokens true");
-}
-
-void PrefixStepKind::write_fields(const cases::Case& c, cases::FieldWriter& w) const {
-  w.put_int("block_m", c.block_m);
-  w.put_int("block_n", c.block_n);
-  w.put_int("context_tile", c.context_tile);
-  if (c.max_query_len != 0) w.put_int("max_query_len", c.max_query_len);
-  if (!c.cache_new_tokens) w.put_bool("cache_new_tokens", false);
-  if (c.new_kv_source != NewKVSource::input)
-    w.put_string("new_kv_source", new_kv_source_name(c.new_kv_source));
-}
-
-void PrefixStepKind::id_tags(const cases::Case& c, IdSlot slot,
-                             const std::function<void(std::string_view, const std::string&)>& add) const {
-  const KernelTuning vllm;  // vLLM's defaults: not in the id
-  switch (slot) {
-    case IdSlot::tuning:
-      if (c.block_m != vllm.block_m || c.block_n != vllm.block_n || c.context_tile != vllm.context_tile)
-        add("m", std::to_string(c.block_m) + "n" + std::to_string(c.block_n) + "c" +
-                     std::to_string(c.context_tile));
-      break;
-    case IdSlot::grid:
-      if (c.max_query_len > 0) add("mq", std::to_string(c.max_query_len));
-      if (!c.cache_new_tokens) add("nocache", "");
-      break;
-    case IdSlot::new_kv:
-      if (c.new_kv_source == NewKVSource::cache) add("kvcache", "");
-      break;
-    case IdSlot::padding:
-      break;
-  }
-}
-
 std::string describe_prefix_step(const cases::Case& c) {
   return c.new_kv_source == NewKVSource::cache ? ", new K/V from the cache" : "";
 }

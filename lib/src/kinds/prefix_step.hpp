@@ -1,7 +1,7 @@
 // What the two kinds that run a prefix step share (private to kinds/): prefix
 // (context_attention_fwd over a cache that already holds the new tokens) and write_and_attend (the
-// new tokens' write and that attention in one call). Their tiling fields, id tags, vLLM rules,
-// metadata, outputs and cost are one definition here.
+// new tokens' write and that attention in one call). Their vLLM rules, metadata, outputs and cost
+// are one definition here.
 #pragma once
 
 #include <functional>
@@ -12,7 +12,6 @@
 
 #include "kinds/kind_helpers.hpp"
 #include "pao/cases/case.hpp"
-#include "pao/cases/case_fields.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/io/safetensors.hpp"
@@ -20,24 +19,15 @@
 
 namespace pao::kinds::detail {
 
-/// A kind that runs a prefix step: its fields (the tiles block_m, block_n, context_tile,
-/// max_query_len, new_kv_source; with `cache_new_tokens_field`, prefix's cache_new_tokens, which
-/// write_and_attend does without: it always writes them), their id tags, another decomposition
-/// (other tiles) and its metadata.
+/// A kind that runs a prefix step: another decomposition (other tiles) and its metadata. Its
+/// fields (the tiles, max_query_len, new_kv_source; prefix's cache_new_tokens) are rows of the case
+/// schema that its KindTraits::fields list.
 class PrefixStepKind : public KernelKind {
  public:
-  PrefixStepKind(const KindTraits& traits, bool cache_new_tokens_field)
-      : KernelKind(traits), cache_new_tokens_field_(cache_new_tokens_field) {}
+  using KernelKind::KernelKind;
 
-  void read_fields(const cases::FieldReader& f, cases::Case& c) const final;
-  void write_fields(const cases::Case& c, cases::FieldWriter& w) const final;
-  void id_tags(const cases::Case& c, IdSlot slot,
-               const std::function<void(std::string_view, const std::string&)>& add) const final;
   bool other_decomposition(cases::Case& c) const final;
   void write_metadata(const cases::Case& c, SafetensorsMetadata& m) const final;
-
- private:
-  bool cache_new_tokens_field_;
 };
 
 /// ", new K/V from the cache" or "": the step's words in cases::describe.

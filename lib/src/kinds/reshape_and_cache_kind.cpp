@@ -11,7 +11,7 @@ namespace pao::kinds::detail {
 
 namespace {
 
-constexpr std::string_view kFields[] = {"query_lens", "padding_tokens"};
+constexpr std::string_view kFields[] = {"padding_tokens"};
 constexpr std::string_view kInputs[] = {"key",
                                         "value",
                                         "slot_mapping",
@@ -54,19 +54,6 @@ class ReshapeAndCacheKind final : public KernelKind {
                               kInputs,
                               kOutputs,
                               kVendorOutputs}) {}
-
-  void read_fields(const cases::FieldReader& f, cases::Case& c) const override {
-    c.padding_tokens = f.i32("padding_tokens", 0, 2);
-  }
-
-  void write_fields(const cases::Case& c, cases::FieldWriter& w) const override {
-    w.put_int("padding_tokens", c.padding_tokens);
-  }
-
-  void id_tags(const cases::Case& c, IdSlot slot,
-               const std::function<void(std::string_view, const std::string&)>& add) const override {
-    if (slot == IdSlot::padding && c.padding_tokens != 2) add("pad", std::to_string(c.padding_tokens));
-  }
 
   std::string describe(const cases::Case& c) const override {
     return ", " + std::to_string(c.num_tokens()) + " tokens written + " + std::to_string(c.padding_tokens) +

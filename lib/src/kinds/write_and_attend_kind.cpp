@@ -18,8 +18,8 @@ namespace {
 
 constexpr std::string_view kKernelOutput = "write_and_attend.out";
 constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
-constexpr std::string_view kFields[] = {"query_lens",   "block_m",       "block_n",
-                                        "context_tile", "max_query_len", "new_kv_source"};
+constexpr std::string_view kFields[] = {"block_m", "block_n", "context_tile", "max_query_len",
+                                        "new_kv_source"};
 constexpr std::string_view kInputs[] = {"query",
                                         "key",
                                         "value",
@@ -69,11 +69,10 @@ NamedTensors written_step_outputs(cases::PrefixCase& step, const std::vector<std
 class WriteAndAttendKind final : public PrefixStepKind {
  public:
   WriteAndAttendKind()
-      : PrefixStepKind(
-            KindTraits{cases::CaseKernel::write_and_attend, "write_and_attend",
-                       "reshape_and_cache + context_attention_fwd", true, true, false, true, true,
-                       prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs, kVendorOutputs},
-            false) {}
+      : PrefixStepKind(KindTraits{cases::CaseKernel::write_and_attend, "write_and_attend",
+                                  "reshape_and_cache + context_attention_fwd", true, true, false, true, true,
+                                  prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs,
+                                  kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override {
     return ", " + std::to_string(c.num_tokens()) + " tokens written and attended" + describe_prefix_step(c);

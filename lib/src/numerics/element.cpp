@@ -12,8 +12,10 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "pao/core/error.hpp"
+#include "pao/numerics/dtype_codec.hpp"
 #include "pao/numerics/formats.hpp"
 #include "simd/x86.hpp"
 
@@ -49,50 +51,70 @@ double to_integer(DType t, double v, double lo, double hi_exclusive) {
   return r;
 }
 
-// Decode table for the 256 codes of each fp8 flavour, built once on first use.
-template <float (*Decode)(std::uint8_t)>
+}  // namespace
+
+template <DType dt, typename T>
+T IntegerCodec<dt, T>::encode(double v) {
+  constexpr double kLo = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double kHi = std::is_signed_v<T> ? -kLo : static_cast<double>(std::numeric_limits<T>::max()) + 1;
+  return static_cast<T>(to_integer(dt, v, kLo, kHi));
+}
+template struct IntegerCodec<DType::i32, std::int32_t>;
+template struct IntegerCodec<DType::i64, std::int64_t>;
+template struct IntegerCodec<DType::u8, std::uint8_t>;
+template struct IntegerCodec<DType::i8, std::int8_t>;
+
+namespace {
+
+// Decode table for the 256 codes of an 8-bit float format, built once on first use.
+template <DType dt>
 const std::array<float, 256>& fp8_table() {
   static const std::array<float, 256> table = [] {
     std::array<float, 256> t{};
-    for (int c = 0; c < 256; ++c) t[c] = Decode(static_cast<std::uint8_t>(c));
+    for (int c = 0; c < 256; ++c) t[c] = DTypeCodec<dt>::decode(static_cast<std::uint8_t>(c));
     return t;
   }();
   return table;
 }
 
-void decode_fp8_to_f32(DType t, const void* src, float* dst, std::size_t n) {
+// An 8-bit float format: AVX-512 for the two fp8 flavours it knows, the table for the tail (and
+// for any other format).
+template <DType dt>
+void decode_fp8_to_f32(const void* src, float* dst, std::size_t n) {
   const auto* s = static_cast<const std::uint8_t*>(src);
-  const bool e4m3 = t == DType::fp8_e4m3;
   std::size_t i = 0;
 #if defined(__AVX512F__)
-  // Both flavours go through f16 bits and the hardware f16 -> f32 conversion, which never
-  // meets a float subnormal, so MXCSR's DAZ/FTZ cannot change the result:
-  //  - e5m2 is exactly the top byte of an f16 (inf and NaN included);
-  //  - e4m3 fields placed in f16 (S.EEEE.MMM -> S.0EEEE.MMM0000) read as 2^-8 times the value
-  //    (bias 15 vs 7), subnormals included; scaling by 2^8 is exact. S.1111.111 is NaN.
-  const __m512i sign_mask = _mm512_set1_epi32(0x80);
-  const __m512i mag_mask = _mm512_set1_epi32(0x7F);
-  const __m512 scale = _mm512_set1_ps(256.0f);
-  const __m512i nan_bits = _mm512_set1_epi32(0x7FF00000);  // = decode_fp8_e4m3(0x7F)
-  for (; i + 16 <= n; i += 16) {
-    const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
-    __m512 f;
-    if (e4m3) {
-      const __m512i mag = _mm512_and_si512(b, mag_mask);
-      const __m512i sign = _mm512_and_si512(b, sign_mask);
-      const __m512i h = _mm512_or_si512(_mm512_slli_epi32(sign, 8), _mm512_slli_epi32(mag, 7));
-      f = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(h)), scale);
-      const __mmask16 nan = _mm512_cmpeq_epi32_mask(mag, mag_mask);
-      const __m512i nan_value = _mm512_or_si512(nan_bits, _mm512_slli_epi32(sign, 24));
-      f = _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(nan_value));
-    } else {
-      const __m256i h = _mm512_cvtepi32_epi16(_mm512_slli_epi32(b, 8));
-      f = _mm512_cvtph_ps(h);
+  constexpr bool e4m3 = dt == DType::fp8_e4m3;
+  if constexpr (e4m3 || dt == DType::fp8_e5m2) {
+    // Both flavours go through f16 bits and the hardware f16 -> f32 conversion, which never
+    // meets a float subnormal, so MXCSR's DAZ/FTZ cannot change the result:
+    //  - e5m2 is exactly the top byte of an f16 (inf and NaN included);
+    //  - e4m3 fields placed in f16 (S.EEEE.MMM -> S.0EEEE.MMM0000) read as 2^-8 times the value
+    //    (bias 15 vs 7), subnormals included; scaling by 2^8 is exact. S.1111.111 is NaN.
+    const __m512i sign_mask = _mm512_set1_epi32(0x80);
+    const __m512i mag_mask = _mm512_set1_epi32(0x7F);
+    const __m512 scale = _mm512_set1_ps(256.0f);
+    const __m512i nan_bits = _mm512_set1_epi32(0x7FF00000);  // = decode_fp8_e4m3(0x7F)
+    for (; i + 16 <= n; i += 16) {
+      const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+      __m512 f;
+      if constexpr (e4m3) {
+        const __m512i mag = _mm512_and_si512(b, mag_mask);
+        const __m512i sign = _mm512_and_si512(b, sign_mask);
+        const __m512i h = _mm512_or_si512(_mm512_slli_epi32(sign, 8), _mm512_slli_epi32(mag, 7));
+        f = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(h)), scale);
+        const __mmask16 nan = _mm512_cmpeq_epi32_mask(mag, mag_mask);
+        const __m512i nan_value = _mm512_or_si512(nan_bits, _mm512_slli_epi32(sign, 24));
+        f = _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(nan_value));
+      } else {
+        const __m256i h = _mm512_cvtepi32_epi16(_mm512_slli_epi32(b, 8));
+        f = _mm512_cvtph_ps(h);
+      }
+      _mm512_storeu_ps(dst + i, f);
     }
-    _mm512_storeu_ps(dst + i, f);
   }
 #endif
-  const float* table = (e4m3 ? fp8_table<decode_fp8_e4m3>() : fp8_table<decode_fp8_e5m2>()).data();
+  const float* table = fp8_table<dt>().data();
   for (; i < n; ++i) dst[i] = table[s[i]];
 }
 
@@ -155,104 +177,41 @@ void encode_f64_to_f16(const double* src, void* dst, std::size_t n) {
   for (; i < n; ++i) store(d, i, encode_f16(src[i]));
 }
 
-/// The one dtype table: each dtype's storage type and scalar codecs (pao/numerics/formats.hpp for
-/// the float formats). Every conversion below is this table plus, where it pays, a fast path.
-template <DType dt>
-struct Codec;
-template <>
-struct Codec<DType::f64> {
-  using Bits = double;
-  static double decode(Bits b) { return b; }
-  static Bits encode(double v) { return v; }
-  static Bits encode(float v) { return v; }
-};
-template <>
-struct Codec<DType::f32> {
-  using Bits = float;
-  static float decode(Bits b) { return b; }
-  static Bits encode(double v) { return static_cast<float>(v); }
-  static Bits encode(float v) { return v; }
-};
-/// The narrow float formats: bits, and formats.hpp's codecs from float and from double.
-template <typename B, float (*Decode)(B), B (*FromF64)(double), B (*FromF32)(float)>
-struct FormatCodec {
-  using Bits = B;
-  static float decode(Bits b) { return Decode(b); }
-  static Bits encode(double v) { return FromF64(v); }
-  static Bits encode(float v) { return FromF32(v); }
-};
-template <>
-struct Codec<DType::f16> : FormatCodec<std::uint16_t, decode_f16, encode_f16, encode_f16_from_f32> {};
-template <>
-struct Codec<DType::bf16> : FormatCodec<std::uint16_t, decode_bf16, encode_bf16, encode_bf16_from_f32> {};
-template <>
-struct Codec<DType::fp8_e4m3>
-    : FormatCodec<std::uint8_t, decode_fp8_e4m3, encode_fp8_e4m3, encode_fp8_e4m3_from_f32> {};
-template <>
-struct Codec<DType::fp8_e5m2>
-    : FormatCodec<std::uint8_t, decode_fp8_e5m2, encode_fp8_e5m2, encode_fp8_e5m2_from_f32> {};
-/// Integers: exact decode (i64 beyond 2^53 rounds to nearest); encode rounds half to even and
-/// throws outside the type's range [lo, hi) (both exact in double) or on NaN.
-template <DType dt, typename T>
-struct IntegerCodec {
-  using Bits = T;
-  static constexpr double kLo = static_cast<double>(std::numeric_limits<T>::min());
-  static constexpr double kHi =
-      std::is_signed_v<T> ? -kLo : static_cast<double>(std::numeric_limits<T>::max()) + 1;
-  static double decode(Bits b) { return static_cast<double>(b); }
-  static Bits encode(double v) { return static_cast<T>(to_integer(dt, v, kLo, kHi)); }
-};
-template <>
-struct Codec<DType::i32> : IntegerCodec<DType::i32, std::int32_t> {};
-template <>
-struct Codec<DType::i64> : IntegerCodec<DType::i64, std::int64_t> {};
-template <>
-struct Codec<DType::u8> : IntegerCodec<DType::u8, std::uint8_t> {};
-template <>
-struct Codec<DType::i8> : IntegerCodec<DType::i8, std::int8_t> {};
-
-/// fn(std::integral_constant<DType, t>{}): the runtime dtype as a compile-time one.
+/// fn(std::integral_constant<DType, t>{}): the runtime dtype as a compile-time one, for every row
+/// of kDTypes.
 template <typename Fn>
 decltype(auto) visit_dtype(DType t, const char* what, Fn&& fn) {
-  using D = DType;
-  switch (t) {
-    case D::f64:
-      return fn(std::integral_constant<D, D::f64>{});
-    case D::f32:
-      return fn(std::integral_constant<D, D::f32>{});
-    case D::f16:
-      return fn(std::integral_constant<D, D::f16>{});
-    case D::bf16:
-      return fn(std::integral_constant<D, D::bf16>{});
-    case D::fp8_e4m3:
-      return fn(std::integral_constant<D, D::fp8_e4m3>{});
-    case D::fp8_e5m2:
-      return fn(std::integral_constant<D, D::fp8_e5m2>{});
-    case D::i32:
-      return fn(std::integral_constant<D, D::i32>{});
-    case D::i64:
-      return fn(std::integral_constant<D, D::i64>{});
-    case D::u8:
-      return fn(std::integral_constant<D, D::u8>{});
-    case D::i8:
-      return fn(std::integral_constant<D, D::i8>{});
+  using R = decltype(fn(std::integral_constant<DType, DType::f32>{}));
+  return [&]<std::size_t... I>(std::index_sequence<I...>)->R {
+    constexpr std::size_t kNone = kDTypes.size();
+    std::size_t row = kNone;
+    ((t == kDTypes[I].type ? (row = I, true) : false) || ...);
+    require(row != kNone, what, ": unknown dtype ", static_cast<int>(t));
+    if constexpr (std::is_void_v<R>) {
+      ((row == I ? (fn(std::integral_constant<DType, kDTypes[I].type>{}), true) : false) || ...);
+    } else {
+      R r{};
+      ((row == I ? (r = fn(std::integral_constant<DType, kDTypes[I].type>{}), true) : false) || ...);
+      return r;
+    }
   }
-  fail(what, ": unknown dtype ", static_cast<int>(t));
+  (std::make_index_sequence<kDTypes.size()>());
 }
 
+/// The narrow float formats (f16, bf16, fp8): every value is a float.
 template <DType dt>
-constexpr bool is_float_format = dt == DType::f16 || dt == DType::bf16 || is_fp8(dt);
+constexpr bool is_float_format = is_floating(dt) && dtype_size(dt) <= 2;
 
 /// n elements of dtype dt at src, decoded into Dst (float or double).
 template <DType dt, typename Dst>
 void decode_run(const void* src, Dst* dst, std::size_t n) {
-  using C = Codec<dt>;
+  using C = DTypeCodec<dt>;
   if constexpr (std::is_same_v<typename C::Bits, Dst>) {
     if (n != 0) std::memcpy(dst, src, n * sizeof(Dst));
   } else if constexpr (std::is_same_v<Dst, float> && dt == DType::f16) {
     decode_f16_to_f32(src, dst, n);
-  } else if constexpr (std::is_same_v<Dst, float> && is_fp8(dt)) {
-    decode_fp8_to_f32(dt, src, dst, n);
+  } else if constexpr (std::is_same_v<Dst, float> && dtype_size(dt) == 1 && is_float_format<dt>) {
+    decode_fp8_to_f32<dt>(src, dst, n);
   } else if constexpr (std::is_same_v<Dst, double> && is_float_format<dt>) {
     // Through an L1-resident float block: the f32 decoders are the vectorized ones, and every
     // value of these formats is a float.
@@ -273,7 +232,7 @@ void decode_run(const void* src, Dst* dst, std::size_t n) {
 /// encode_element would (so the integer dtypes throw on out-of-range values).
 template <DType dt, typename Src>
 void encode_run(const Src* src, void* dst, std::size_t n) {
-  using C = Codec<dt>;
+  using C = DTypeCodec<dt>;
   if constexpr (std::is_same_v<typename C::Bits, Src>) {
     if (n != 0) std::memcpy(dst, src, n * sizeof(Src));
   } else if constexpr (dt == DType::f16 && std::is_same_v<Src, float>) {
@@ -291,13 +250,13 @@ void encode_run(const Src* src, void* dst, std::size_t n) {
 
 double decode_element(DType t, const void* p) {
   return visit_dtype(t, "decode_element", [&](auto d) {
-    using C = Codec<decltype(d)::value>;
+    using C = DTypeCodec<decltype(d)::value>;
     return static_cast<double>(C::decode(load<typename C::Bits>(p)));
   });
 }
 
 void encode_element(DType t, double v, void* p) {
-  visit_dtype(t, "encode_element", [&](auto d) { store(p, 0, Codec<decltype(d)::value>::encode(v)); });
+  visit_dtype(t, "encode_element", [&](auto d) { store(p, 0, DTypeCodec<decltype(d)::value>::encode(v)); });
 }
 
 double round_to_dtype(DType t, double v) {

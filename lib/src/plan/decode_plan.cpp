@@ -14,7 +14,7 @@ void check_shape(KernelVariant kernel, const DecodeShape& s, std::span<const std
   require(kernel == KernelVariant::v1 || kernel == KernelVariant::v2, "plan_decode: ", to_string(kernel),
           " is not a decode kernel (v1 or v2)");
   check_launch_shape(s, seq_lens.size());
-  require_tuning(s, kernel == KernelVariant::v2 ? TuningUse::decode_v2 : TuningUse::decode_v1, s.block_size);
+  require_tuning(s, kernel, s.block_size);
   require(s.max_seq_len >= 0, "max_seq_len = ", s.max_seq_len, ": must be >= 0");
   for (std::size_t i = 0; i < seq_lens.size(); ++i) {
     require(seq_lens[i] >= 0, "seq_lens[", i, "] = ", seq_lens[i], ": negative length");

@@ -11,8 +11,9 @@ std::string value(std::int32_t v) { return "= " + std::to_string(v); }
 
 }  // namespace
 
-std::optional<TuningViolation> check_tuning(const KernelTuning& t, TuningUse use, std::int32_t block_size) {
-  if (use == TuningUse::prefix) {
+std::optional<TuningViolation> check_tuning(const KernelTuning& t, KernelVariant variant,
+                                            std::int32_t block_size) {
+  if (variant == KernelVariant::prefix || variant == KernelVariant::fallback) {
     if (t.block_m <= 0) return TuningViolation{"block_m", value(t.block_m) + ": must be positive"};
     if (t.block_n <= 0) return TuningViolation{"block_n", value(t.block_n) + ": must be positive"};
     if (t.context_tile <= 0)
@@ -26,7 +27,7 @@ std::optional<TuningViolation> check_tuning(const KernelTuning& t, TuningUse use
     return TuningViolation{"threads_per_cta",
                            value(t.threads_per_cta) +
                                " is not a positive multiple of warp_size = " + std::to_string(t.warp_size)};
-  if (use == TuningUse::decode_v2 &&
+  if (variant == KernelVariant::v2 &&
       (t.partition_size <= 0 || block_size <= 0 || t.partition_size % block_size != 0))
     return TuningViolation{"partition_size",
                            value(t.partition_size) +
@@ -34,8 +35,8 @@ std::optional<TuningViolation> check_tuning(const KernelTuning& t, TuningUse use
   return std::nullopt;
 }
 
-void require_tuning(const KernelTuning& t, TuningUse use, std::int32_t block_size) {
-  if (const auto v = check_tuning(t, use, block_size)) fail(v->field, " ", v->rule);
+void require_tuning(const KernelTuning& t, KernelVariant variant, std::int32_t block_size) {
+  if (const auto v = check_tuning(t, variant, block_size)) fail(v->field, " ", v->rule);
 }
 
 }  // namespace pao

@@ -20,7 +20,7 @@ void check_shape(const PrefixShape& s, std::span<const std::int32_t> seq_lens,
   check_launch_shape(s, seq_lens.size());
   require(query_lens.size() == seq_lens.size(), "query_lens has ", query_lens.size(),
           " entries but seq_lens has ", seq_lens.size());
-  require_tuning(s, TuningUse::prefix, s.block_size);
+  require_tuning(s, KernelVariant::prefix, s.block_size);
   for (const auto& [name, tile] : {std::pair{"block_m", s.block_m}, std::pair{"block_n", s.block_n},
                                    std::pair{"context_tile", s.context_tile}})
     require(tile <= kMaxTile, name, " = ", tile, ": at most ", kMaxTile);

@@ -102,8 +102,7 @@ nlohmann::ordered_json result_to_json(const SimResult& r, const Device& d, const
   j["device"] = d.name;
   j["kernel"] = k.label();
   nlohmann::ordered_json wl;
-  cases::JsonFieldWriter<nlohmann::ordered_json> fields(wl);
-  cases::write_launch_shape(fields, w);
+  cases::write_launch_shape(wl, w);
   wl["max_seq_len"] = w.effective_max_seq_len();
   wl["seq_lens"] = w.seq_lens;
   if (!w.query_lens.empty()) wl["query_lens"] = w.query_lens;

@@ -1,6 +1,7 @@
 // The one place where runtime values become template parameters of the CUDA decode kernels:
 // head size, block size, activation dtype and KV-cache dtype. Every supported value is listed
-// here once; the dispatchers below are generated from these lists, and an unsupported value
+// here once (the dtypes: the rows of pao/core/dtype.hpp's table); the dispatchers below are
+// generated from these lists, and an unsupported value
 // returns a Status naming the parameter, its value and what is supported. A slim build
 // (pao/cuda/build_config.hpp) lists fewer values: the rest are refused the same way.
 //
@@ -9,6 +10,7 @@
 //   dispatch_head_and_block(hs, bs, [&]<std::int32_t HS, std::int32_t BS>() { return run<HS, BS>(); });
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -42,23 +44,46 @@ inline constexpr std::int32_t kBlockSizes[] = {PAO_CUDA_SLIM_BLOCK_SIZES};
 /// vLLM's CUDA block sizes (the kernel precision needs a power of two >= 8 with a V row in a warp).
 inline constexpr std::int32_t kBlockSizes[] = {8, 16, 32};
 #endif
-/// Activation dtypes (query, out, tmp_out).
-inline constexpr DType kActivationDTypes[] = {DType::f32, DType::f16, DType::bf16};
-/// Quantised cache dtypes (fp8 flavours, integer codes); the other KV-cache dtype is the
-/// activation dtype itself.
-inline constexpr DType kQuantisedCacheDTypes[] = {DType::fp8_e4m3, DType::fp8_e5m2, DType::u8, DType::i8};
+/// The dtypes of the table (pao/core/dtype.hpp) whose row `keep` accepts, in table order.
+template <bool (*Keep)(DType)>
+constexpr auto dtypes_where() {
+  constexpr std::size_t n = [] {
+    std::size_t k = 0;
+    for (const DTypeInfo& d : kDTypes) k += Keep(d.type) ? 1 : 0;
+    return k;
+  }();
+  std::array<DType, n> out{};
+  std::size_t k = 0;
+  for (const DTypeInfo& d : kDTypes)
+    if (Keep(d.type)) out[k++] = d.type;
+  return out;
+}
+/// Activation dtypes (query, out, tmp_out): the table's activation rows.
+inline constexpr auto kActivationDTypes = dtypes_where<is_activation>();
+/// Quantised cache dtypes (fp8 flavours, integer codes): the table's cache formats; the other
+/// KV-cache dtype is the activation dtype itself.
+inline constexpr auto kQuantisedCacheDTypes = dtypes_where<is_cache_format>();
+/// What a cache of activation dtype A may store: A, or a cache format.
+template <DType A>
+inline constexpr auto kCacheDTypesOf = [] {
+  std::array<DType, 1 + kQuantisedCacheDTypes.size()> out{A};
+  for (std::size_t i = 0; i < kQuantisedCacheDTypes.size(); ++i) out[i + 1] = kQuantisedCacheDTypes[i];
+  return out;
+}();
 #ifdef PAO_CUDA_SLIM_DTYPE_PAIRS
 inline constexpr DTypePair kDTypePairs[] = {PAO_CUDA_SLIM_DTYPE_PAIRS};
 #else
-/// Every activation dtype with its own cache, with each fp8 cache and with each integer cache
-/// (u8, i8; a u4 cache is u8 codes 0..15).
-inline constexpr DTypePair kDTypePairs[] = {
-    {DType::f32, DType::f32},   {DType::f32, DType::fp8_e4m3},  {DType::f32, DType::fp8_e5m2},
-    {DType::f16, DType::f16},   {DType::f16, DType::fp8_e4m3},  {DType::f16, DType::fp8_e5m2},
-    {DType::bf16, DType::bf16}, {DType::bf16, DType::fp8_e4m3}, {DType::bf16, DType::fp8_e5m2},
-    {DType::f32, DType::u8},    {DType::f16, DType::u8},        {DType::bf16, DType::u8},
-    {DType::f32, DType::i8},    {DType::f16, DType::i8},        {DType::bf16, DType::i8},
-};
+/// Every activation dtype with its own cache and with each cache format (fp8 e4m3 / e5m2; the
+/// integer u8, i8: a u4 cache is u8 codes 0..15). cuda/CMakeLists.txt reads the same rows.
+inline constexpr auto kDTypePairs = [] {
+  std::array<DTypePair, kActivationDTypes.size() * kCacheDTypesOf<DType::f32>.size()> out{};
+  std::size_t k = 0;
+  for (const DType a : kActivationDTypes) {
+    out[k++] = {a, a};
+    for (const DType c : kQuantisedCacheDTypes) out[k++] = {a, c};
+  }
+  return out;
+}();
 #endif
 /// Whether this build holds the kernels of (activation, cache); every pair in a full build.
 inline constexpr bool dtype_pair_built(DType activation, DType cache) {
@@ -77,12 +102,12 @@ inline constexpr const char* kSlimNote = PAO_CUDA_SLIM ? " in this slim build" :
 
 namespace dispatch_detail {
 
-template <typename T, std::size_t N>
-std::string list(const T (&values)[N]) {
+template <typename Values>
+std::string list(const Values& values) {
   std::ostringstream os;
-  for (std::size_t i = 0; i < N; ++i) {
+  for (std::size_t i = 0; i < std::size(values); ++i) {
     if (i) os << ", ";
-    if constexpr (std::is_same_v<T, DType>)
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(values[0])>, DType>)
       os << dtype_name(values[i]);
     else
       os << values[i];
@@ -90,8 +115,8 @@ std::string list(const T (&values)[N]) {
   return os.str();
 }
 
-template <typename T, std::size_t N>
-Status unsupported(const char* name, std::int32_t value, const T (&values)[N]) {
+template <typename Values>
+Status unsupported(const char* name, std::int32_t value, const Values& values) {
   std::ostringstream os;
   os << name << " = " << value << ": not supported by the CUDA kernels" << kSlimNote
      << " (supported: " << list(values) << ")";
@@ -99,8 +124,8 @@ Status unsupported(const char* name, std::int32_t value, const T (&values)[N]) {
 }
 
 /// Calls f.template operator()<Values[I]>() for the I with Values[I] == value; false if none.
-template <const auto& Values, typename F, std::size_t... I>
-bool call_matching(std::int32_t value, F& f, Status& result, std::index_sequence<I...>) {
+template <const auto& Values, typename V, typename F, std::size_t... I>
+bool call_matching(V value, F& f, Status& result, std::index_sequence<I...>) {
   const auto call = [&]<std::size_t K>() {
     if (value != Values[K]) return false;
     result = f.template operator()<Values[K]>();
@@ -139,15 +164,26 @@ Status call_pair(F& f) {
 
 template <DType Activation, typename F>
 Status cache_dtype(DType cache, F& f) {
-  if (cache == Activation) return call_pair<Activation, Activation>(f);
-  if (cache == DType::fp8_e4m3) return call_pair<Activation, DType::fp8_e4m3>(f);
-  if (cache == DType::fp8_e5m2) return call_pair<Activation, DType::fp8_e5m2>(f);
-  if (cache == DType::u8) return call_pair<Activation, DType::u8>(f);
-  if (cache == DType::i8) return call_pair<Activation, DType::i8>(f);
+  Status result;
+  auto pair = [&]<DType Cache>() { return call_pair<Activation, Cache>(f); };
+  if (call_matching<kCacheDTypesOf<Activation>>(
+          cache, pair, result, std::make_index_sequence<kCacheDTypesOf<Activation>.size()>()))
+    return result;
   std::ostringstream os;
   os << "kv_cache_dtype = " << dtype_name(cache) << ": must equal dtype (" << dtype_name(Activation)
      << ") or be one of " << list(kQuantisedCacheDTypes);
   return Status::failure(os.str());
+}
+
+/// g.template operator()<Activation>() for dtype in kActivationDTypes, else the refusal.
+template <typename G>
+Status activation_dtype(DType dtype, G& g) {
+  Status result;
+  if (call_matching<kActivationDTypes>(dtype, g, result,
+                                       std::make_index_sequence<kActivationDTypes.size()>()))
+    return result;
+  return Status::failure(std::string("dtype = ") + std::string(dtype_name(dtype)) +
+                         ": not supported by the CUDA kernels (supported: " + list(kActivationDTypes) + ")");
 }
 
 /// f.template operator()<Activation>() if this build holds kernels of the activation dtype.
@@ -184,40 +220,20 @@ Status dispatch_head_and_block(std::int32_t head_size, std::int32_t block_size, 
 }
 
 /// f.template operator()<Activation, Cache>() for dtype in kActivationDTypes and kv_cache_dtype
-/// equal to dtype or an fp8 flavour.
+/// equal to dtype or a cache format.
 template <typename F>
 Status dispatch_dtypes(DType dtype, DType kv_cache_dtype, F&& f) {
-  switch (dtype) {
-    case DType::f32:
-      return dispatch_detail::cache_dtype<DType::f32>(kv_cache_dtype, f);
-    case DType::f16:
-      return dispatch_detail::cache_dtype<DType::f16>(kv_cache_dtype, f);
-    case DType::bf16:
-      return dispatch_detail::cache_dtype<DType::bf16>(kv_cache_dtype, f);
-    default:
-      break;
-  }
-  return Status::failure(
-      std::string("dtype = ") + std::string(dtype_name(dtype)) +
-      ": not supported by the CUDA kernels (supported: " + dispatch_detail::list(kActivationDTypes) + ")");
+  auto caches = [&]<DType Activation>() {
+    return dispatch_detail::cache_dtype<Activation>(kv_cache_dtype, f);
+  };
+  return dispatch_detail::activation_dtype(dtype, caches);
 }
 
 /// Whether the reduce kernel is instantiated for this activation dtype.
 template <typename F>
 Status dispatch_activation(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::f32:
-      return dispatch_detail::call_activation<DType::f32>(f);
-    case DType::f16:
-      return dispatch_detail::call_activation<DType::f16>(f);
-    case DType::bf16:
-      return dispatch_detail::call_activation<DType::bf16>(f);
-    default:
-      break;
-  }
-  return Status::failure(
-      std::string("dtype = ") + std::string(dtype_name(dtype)) +
-      ": not supported by the CUDA kernels (supported: " + dispatch_detail::list(kActivationDTypes) + ")");
+  auto built = [&]<DType Activation>() { return dispatch_detail::call_activation<Activation>(f); };
+  return dispatch_detail::activation_dtype(dtype, built);
 }
 
 }  // namespace pao::cuda

@@ -4,7 +4,9 @@
 // Case; the same case and seed give the same tensors everywhere (make_decode_case /
 // make_prefix_case in case_tensors.hpp).
 //
-// Its JSON form (docs/golden.md lists every field) has one reader and one writer here. Parsing is
+// Its JSON form has one reader and one writer here, both driven by the case schema
+// (pao/cases/case_schema.hpp: every field as a row; docs/golden.md's table is generated from it,
+// and override_field is declared there). Parsing is
 // strict — an unknown field, a wrong type or an inconsistent value is a pao::Error naming the
 // source and the field — and resolves every default to vLLM's, so a parsed case holds concrete
 // values (seq_lens drawn from the seed when only max_seq_len was given: draw_seq_lens).
@@ -128,13 +130,6 @@ std::vector<std::int32_t> draw_seq_lens(std::int32_t num_seqs, std::int32_t max_
 Case parse_case(std::string_view json_text, std::string_view source);
 Case load_case_file(const std::filesystem::path& path);
 
-/// A copy of `c` with `field` set to `value_json` (JSON text), checked as a case file would be
-/// (`pao golden --partition-size`, `--vllm-faithful`). A derived id (derive_case_id) is derived
-/// again from the new parameters; an id the case gave gains "-<id_suffix>". Either way a variant
-/// never takes the original's golden.
-Case override_field(const Case& c, std::string_view field, std::string_view value_json,
-                    std::string_view id_suffix);
-
 /// The resolved case as canonical JSON (keys sorted, "id" included): parse_case(case_to_json(c))
 /// == c. Fields of golden format 1 are always written; the later ones (k_head_scales,
 /// v_head_scales, max_query_len, cache_new_tokens, extra_table_columns, poison_unused) only when
@@ -153,8 +148,6 @@ std::string describe(const Case& c);
 float effective_scale(const Case& c);
 /// V2's max_num_partitions (pao/plan/partition.hpp; 1 for prefix cases).
 std::int32_t max_num_partitions(const Case& c);
-/// Every field name a case JSON may hold (the error for an unknown field lists them).
-const std::vector<std::string_view>& case_field_names();
 /// "auto" (unset), or the cache format's name ("fp8_e4m3").
 std::string_view kv_cache_dtype_name(std::optional<DType> t);
 /// The case's kv_cache_dtype as its JSON writes it: kv_cache_dtype_name, or "u4" (a u8 cache of

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "pao/cases/case.hpp"
-#include "pao/cases/case_fields.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/core/tensor.hpp"
@@ -62,9 +61,9 @@ struct KindTraits {
   bool any_head_size;        // any head size (vLLM's Triton kernel pads it); else vLLM's decode list
   std::span<const cases::VllmRule> vllm_rules;  // where vLLM's op computes something else (vllm_compat.hpp)
   std::span<const KernelVariant> variants;      // how it runs: the plans, the simulator, the CUDA kernels
-  std::span<const std::string_view> fields;     // case fields only this kind takes (beyond the common ones)
-  std::span<const std::string_view> inputs;     // golden inputs, in file order (alibi_slopes only with ALiBi)
-  std::span<const OutputSpec> outputs;          // golden outputs, in file order
+  std::span<const std::string_view> fields;  // the schema's kind_declared fields it takes (case_schema.hpp)
+  std::span<const std::string_view> inputs;  // golden inputs, in file order (alibi_slopes only with ALiBi)
+  std::span<const OutputSpec> outputs;       // golden outputs, in file order
   /// The outputs the kind's vendor kernel writes (V2's out and partials, prefix.out, the caches):
   /// what the audit's vendors write, under their vendor names (vendor_name).
   std::span<const std::string_view> vendor_outputs;
@@ -73,10 +72,6 @@ struct KindTraits {
 /// The name a vendor's file gives an output: "out" for a final output, vLLM's argument name for
 /// a partial (tmp_out), else its own.
 std::string vendor_name(const OutputSpec& spec);
-
-/// Where a kind's tags go in a derived case id (pao/cases/case.hpp: derive_case_id); the slots keep
-/// the ids of every existing golden unchanged.
-enum class IdSlot : std::uint8_t { tuning, grid, new_kv, padding };
 
 class KernelKind {
  public:
@@ -92,13 +87,6 @@ class KernelKind {
   bool runs_as(KernelVariant v) const;
 
   // ---- the case model (pao/cases/) ---------------------------------------------------------
-  /// Reads the kind's own fields (traits().fields) with their defaults and rules.
-  virtual void read_fields(const cases::FieldReader& f, cases::Case& c) const = 0;
-  /// Writes them back (case_to_json): fields of golden format 1 always, later ones when set.
-  virtual void write_fields(const cases::Case& c, cases::FieldWriter& w) const = 0;
-  /// The kind's tags of a derived id at `slot`: add(tag, value).
-  virtual void id_tags(const cases::Case& c, IdSlot slot,
-                       const std::function<void(std::string_view, const std::string&)>& add) const = 0;
   /// The kind's words in cases::describe ("partition 512", "new K/V from the cache").
   virtual std::string describe(const cases::Case& c) const = 0;
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "pao/plan/kernel_variant.hpp"
+
 namespace pao {
 
 struct KernelTuning {
@@ -33,18 +35,17 @@ struct TuningViolation {
   std::string rule;   // "= 100 is not a positive multiple of block_size = 16"
 };
 
-/// Which tuning fields a kernel uses: V2 needs a partition size, the decode kernels a warp and
-/// threads, the prefix kernel its tiles.
-enum class TuningUse : std::uint8_t { decode_v1, decode_v2, prefix };
-
-/// The first rule `t` breaks for a kernel of `use` with blocks of `block_size` tokens:
+/// The first rule `t` breaks for a kernel run as `variant` with blocks of `block_size` tokens (the
+/// fields each variant uses: V2 a partition size, the decode kernels a warp and threads, the prefix
+/// kernel and its fallback their tiles):
 ///   partition_size  a positive multiple of block_size (V2: a partition is whole blocks)
 ///   warp_size       a positive power of two
 ///   threads_per_cta a positive multiple of warp_size
 ///   block_m, block_n, context_tile  positive
-std::optional<TuningViolation> check_tuning(const KernelTuning& t, TuningUse use, std::int32_t block_size);
+std::optional<TuningViolation> check_tuning(const KernelTuning& t, KernelVariant variant,
+                                            std::int32_t block_size);
 
 /// Throws pao::Error "<field> <rule>" for the first rule broken.
-void require_tuning(const KernelTuning& t, TuningUse use, std::int32_t block_size);
+void require_tuning(const KernelTuning& t, KernelVariant variant, std::int32_t block_size);
 
 }  // namespace pao
