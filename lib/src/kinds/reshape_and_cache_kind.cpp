@@ -1,6 +1,7 @@
 // The reshape_and_cache kind: vLLM's cache write of a prefix step (query_lens new tokens per
 // sequence, after its context, and padding rows of slot -1 that must not be written). No
 // attention: its outputs are the written caches, judged bit for bit.
+#include "kinds/cache_outputs.hpp"
 #include "kinds/kind_helpers.hpp"
 #include "kinds/kind_registry.hpp"
 #include "pao/cases/case_tensors.hpp"
@@ -23,19 +24,9 @@ constexpr std::string_view kInputs[] = {"key",
                                         "key_cache_zero_point_before",
                                         "value_cache_scale_before",
                                         "value_cache_zero_point_before"};
-using J = OutputSpec::Judged;
-constexpr OutputSpec kOutputs[] = {
-    {"key_cache", {}, RowLayout::cache, J::cache, ""},
-    {"value_cache", {}, RowLayout::cache, J::cache, ""},
-    {"key_cache_scale", {}, RowLayout::cache, J::cache, ""},
-    {"key_cache_zero_point", {}, RowLayout::cache, J::cache, ""},
-    {"value_cache_scale", {}, RowLayout::cache, J::cache, ""},
-    {"value_cache_zero_point", {}, RowLayout::cache, J::cache, ""},
-};
-
-constexpr std::string_view kVendorOutputs[] = {"key_cache",         "value_cache",
-                                               "key_cache_scale",   "key_cache_zero_point",
-                                               "value_cache_scale", "value_cache_zero_point"};
+// Its outputs are the written caches (kinds/cache_outputs.hpp), which its vendor writes too.
+constexpr auto& kOutputs = kCacheOutputs;
+constexpr auto& kVendorOutputs = kCacheOutputNames;
 
 class ReshapeAndCacheKind final : public KernelKind {
  public:

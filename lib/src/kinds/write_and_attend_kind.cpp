@@ -4,6 +4,7 @@
 // golden holds the caches before (inputs) and after (outputs, judged bit for bit like
 // reshape_and_cache's, an integer cache's written scales and zero points too) beside the
 // attention outputs.
+#include "kinds/cache_outputs.hpp"
 #include "kinds/kind_helpers.hpp"
 #include "kinds/kind_registry.hpp"
 #include "kinds/prefix_step.hpp"
@@ -36,21 +37,14 @@ constexpr std::string_view kInputs[] = {"query",
                                         "value_cache_zero_point_before"};
 using J = OutputSpec::Judged;
 constexpr std::string_view kOutAliases[] = {"output", "o"};
-constexpr OutputSpec kOutputs[] = {
-    {"out", kOutAliases, RowLayout::per_token, J::final_output, "exact"},
-    {"out_exact", {}, RowLayout::per_token, J::exact_reference, "exact"},
-    {kKernelOutput, {}, RowLayout::per_token, J::final_output, "prefix"},
-    {"key_cache", {}, RowLayout::cache, J::cache, ""},
-    {"value_cache", {}, RowLayout::cache, J::cache, ""},
-    {"key_cache_scale", {}, RowLayout::cache, J::cache, ""},
-    {"key_cache_zero_point", {}, RowLayout::cache, J::cache, ""},
-    {"value_cache_scale", {}, RowLayout::cache, J::cache, ""},
-    {"value_cache_zero_point", {}, RowLayout::cache, J::cache, ""},
-};
-
-constexpr std::string_view kVendorOutputs[] = {
-    kKernelOutput,          "key_cache",         "value_cache",           "key_cache_scale",
-    "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point"};
+// The attention's outputs, then the written caches (kinds/cache_outputs.hpp).
+constexpr auto kOutputs = concat(std::array<OutputSpec, 3>{{
+                                     {"out", kOutAliases, RowLayout::per_token, J::final_output, "exact"},
+                                     {"out_exact", {}, RowLayout::per_token, J::exact_reference, "exact"},
+                                     {kKernelOutput, {}, RowLayout::per_token, J::final_output, "prefix"},
+                                 }},
+                                 kCacheOutputs);
+constexpr auto kVendorOutputs = concat(std::array<std::string_view, 1>{kKernelOutput}, kCacheOutputNames);
 
 /// The outputs of `names` of a written step: the attention's and the caches after the write.
 NamedTensors written_step_outputs(cases::PrefixCase& step, const std::vector<std::string>& names) {
