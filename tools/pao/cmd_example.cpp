@@ -1,6 +1,7 @@
 // `pao example`: one decode case on the embedded defaults, run through V1 and V2 in both
 // precisions, with a short summary of the differences between them.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -37,7 +38,7 @@ int run_example(int argc, char** argv) {
   std::uint64_t seed = 0;
   app.add_option("--partition-size", partition_size, "V2 partition size (a multiple of the block size, 16)")
       ->capture_default_str();
-  app.add_option("--dtype", dtype, "query/out dtype: f32, f16, bf16")->capture_default_str();
+  app.add_option("--dtype", dtype, "query/out dtype: " + dtype_names(is_activation))->capture_default_str();
   app.add_option("--kv-cache-dtype", cache,
                  "auto (= dtype) or a cache format: " + cases::kv_cache_dtype_choices())
       ->capture_default_str();
@@ -47,9 +48,11 @@ int run_example(int argc, char** argv) {
   if (const auto status = parse_command_line(app, argc, argv)) return *status;
 
   // Every option is checked before anything is printed or computed.
-  require(dtype == "f32" || dtype == "f16" || dtype == "bf16", "--dtype ", dtype,
-          ": expected f32, f16 or bf16 (the query / out dtype; an fp8 cache is --kv-cache-dtype fp8_e4m3 or "
-          "fp8_e5m2)");
+  const bool activation_name = std::any_of(
+      kDTypes.begin(), kDTypes.end(), [&](const DTypeInfo& d) { return d.activation && d.name == dtype; });
+  require(activation_name, "--dtype ", dtype, ": expected ", dtype_names(is_activation, " or "),
+          " (the query / out dtype; a quantised cache is --kv-cache-dtype ",
+          dtype_names(is_cache_format, " or "), ")");
   const DType activation = parse_dtype(dtype, "--dtype");
   cases::parse_kv_cache_dtype(cache, "--kv-cache-dtype");
   cases::Case spec;

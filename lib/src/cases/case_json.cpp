@@ -281,9 +281,17 @@ void set_kv_cache_dtype(Case& c, std::string_view text, std::string_view what) {
   c.kv_quant.bits = 8;
 }
 
-std::int32_t Case::context_len(std::size_t s) const {
-  return seq_lens.at(s) - (kinds::kind_of(kernel).traits().new_tokens ? query_lens.at(s) : 1);
+namespace {
+
+/// The new tokens of sequence `s`: its query_lens for a kind of new tokens, else the one token a
+/// decode step adds.
+std::int32_t new_tokens_of(const Case& c, std::size_t s) {
+  return kinds::kind_of(c.kernel).traits().new_tokens ? c.query_lens.at(s) : 1;
 }
+
+}  // namespace
+
+std::int32_t Case::context_len(std::size_t s) const { return seq_lens.at(s) - new_tokens_of(*this, s); }
 
 std::int32_t Case::num_tokens() const {
   if (!kinds::kind_of(kernel).traits().new_tokens) return num_seqs;  // one new token per sequence
@@ -294,10 +302,8 @@ std::int32_t Case::num_tokens() const {
 
 std::vector<std::int32_t> Case::query_start_locs() const {
   std::vector<std::int32_t> start(static_cast<std::size_t>(num_seqs) + 1, 0);
-  for (std::int32_t s = 0; s < num_seqs; ++s)
-    start[static_cast<std::size_t>(s) + 1] =
-        start[static_cast<std::size_t>(s)] +
-        (kinds::kind_of(kernel).traits().new_tokens ? query_lens[static_cast<std::size_t>(s)] : 1);
+  for (std::size_t s = 0; s < static_cast<std::size_t>(num_seqs); ++s)
+    start[s + 1] = start[s] + new_tokens_of(*this, s);
   return start;
 }
 

@@ -38,12 +38,7 @@ const kinds::KernelKind& kind(const Case& c) { return kinds::kind_of(c); }
 std::string join_names(const std::vector<std::string>& names, std::string_view last = " and ");
 
 /// "f32, f16 or bf16": the activation rows of the dtype table.
-std::string activation_choices() {
-  std::vector<std::string> names;
-  for (const DTypeInfo& d : kDTypes)
-    if (d.activation) names.emplace_back(d.name);
-  return join_names(names, " or ");
-}
+std::string activation_choices() { return dtype_names(is_activation, " or "); }
 
 DType read_activation(const FieldInput& in, std::string_view name) {
   const std::string s = in.string(name, "");

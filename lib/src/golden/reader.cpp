@@ -11,6 +11,7 @@
 #include "pao/io/byte_source.hpp"
 #include "pao/io/json_read.hpp"
 #include "pao/io/npy.hpp"
+#include "pao/kinds/golden_tensor_lists.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::golden {
@@ -138,32 +139,18 @@ cases::Case golden_case_of(const TensorFile& file) {
 namespace {
 
 /// A copy of the golden's tensor `name`, or an empty tensor when it has none (alibi_slopes).
-Tensor input(const GoldenTensors& g, const char* name) {
+Tensor input(const GoldenTensors& g, std::string_view name) {
   const Tensor* t = g.find(name);
   return t ? Tensor::copy_of(t->view()) : Tensor();
 }
 
-/// An integer cache's scales and zero points (empty tensors for other caches).
-template <typename Input>
-void read_quant_params(cases::QuantParamTensors& q, Input&& input, std::string_view suffix = "") {
-  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-    for (const bool zp : {false, true})
-      q.param(t, zp) = input((std::string(quant_param_name(t, zp)) + std::string(suffix)).c_str());
-}
-
-/// A decode / prefix case from its spec and its inputs, `input(name)` giving each (an empty tensor
-/// for an absent alibi_slopes).
+/// A seeded case of a kind from its spec and its golden inputs (pao/kinds/golden_tensor_lists.hpp),
+/// `input(name)` giving each (an empty tensor for an absent alibi_slopes or integer-cache param).
 template <typename Input>
 cases::DecodeCase decode_case_from(const cases::Case& spec, Input&& input) {
-  cases::DecodeCase c{spec,
-                      input("query"),
-                      input("key_cache"),
-                      input("value_cache"),
-                      input("block_tables"),
-                      input("seq_lens"),
-                      input("alibi_slopes"),
-                      {}};
-  read_quant_params(c.quant, input);
+  cases::DecodeCase c;
+  c.spec = spec;
+  kinds::read_tensors(c, kinds::kDecodeInputs, input);
   return c;
 }
 
@@ -171,16 +158,7 @@ template <typename Input>
 cases::PrefixCase prefix_case_from(const cases::Case& spec, Input&& input) {
   cases::PrefixCase c;
   c.spec = spec;
-  c.query = input("query");
-  c.key = input("key");
-  c.value = input("value");
-  c.key_cache = input("key_cache");
-  c.value_cache = input("value_cache");
-  c.block_tables = input("block_tables");
-  c.seq_lens = input("seq_lens");
-  c.query_start_loc = input("query_start_loc");
-  c.alibi_slopes = input("alibi_slopes");
-  read_quant_params(c.quant, input);
+  kinds::read_tensors(c, kinds::kPrefixInputs, input);
   return c;
 }
 
@@ -188,24 +166,14 @@ cases::PrefixCase prefix_case_from(const cases::Case& spec, Input&& input) {
 template <typename Input>
 cases::WriteAndAttendCase write_and_attend_case_from(const cases::Case& spec, Input&& input) {
   cases::WriteAndAttendCase w;
+  kinds::read_tensors(w, kinds::kWriteAndAttendInputs, input);
   cases::PrefixCase& c = w.step;
   c.spec = spec;
   c.spec.kernel = cases::CaseKernel::prefix;
   c.spec.cache_new_tokens = false;
-  c.query = input("query");
-  c.key = input("key");
-  c.value = input("value");
-  c.key_cache = input("key_cache_before");
-  c.value_cache = input("value_cache_before");
-  c.block_tables = input("block_tables");
-  c.seq_lens = input("seq_lens");
-  c.query_start_loc = input("query_start_loc");
-  c.alibi_slopes = input("alibi_slopes");
-  c.slot_mapping = input("slot_mapping");
-  read_quant_params(c.quant, input, "_before");
-  w.key_cache_before = Tensor::copy_of(c.key_cache.view());
-  w.value_cache_before = Tensor::copy_of(c.value_cache.view());
-  w.quant_before = c.quant.copy();
+  c.key_cache = Tensor::copy_of(w.key_cache_before.view());
+  c.value_cache = Tensor::copy_of(w.value_cache_before.view());
+  c.quant = w.quant_before.copy();
   cases::write_new_tokens(c);
   return w;
 }
@@ -221,8 +189,9 @@ struct GoldenInputs {
       fail(path.string(), ": a golden of the ", cases::to_string(spec.kernel), " kernel (case ", spec.id,
            "), not of the ", cases::to_string(kernel), " kernel");
   }
-  Tensor operator()(const char* name) const {
-    return !kinds::golden_tensor_applies(spec, name) && !file.has(name) ? Tensor() : file.read(name);
+  Tensor operator()(std::string_view name) const {
+    const std::string n(name);
+    return !kinds::golden_tensor_applies(spec, n) && !file.has(n) ? Tensor() : file.read(n);
   }
 };
 
@@ -231,19 +200,19 @@ struct GoldenInputs {
 cases::DecodeCase decode_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::decode, "golden ", g.golden_case.id,
           ": not a decode case");
-  return decode_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
+  return decode_case_from(g.golden_case, [&](std::string_view name) { return input(g, name); });
 }
 
 cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::prefix, "golden ", g.golden_case.id,
           ": not a prefix case");
-  return prefix_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
+  return prefix_case_from(g.golden_case, [&](std::string_view name) { return input(g, name); });
 }
 
 cases::WriteAndAttendCase write_and_attend_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::write_and_attend, "golden ", g.golden_case.id,
           ": not a write_and_attend case");
-  return write_and_attend_case_from(g.golden_case, [&](const char* name) { return input(g, name); });
+  return write_and_attend_case_from(g.golden_case, [&](std::string_view name) { return input(g, name); });
 }
 
 cases::DecodeCase load_decode_case(const fs::path& path) {

@@ -7,13 +7,13 @@
 #include <cstddef>
 #include <string_view>
 
+#include "pao/kinds/golden_tensor_lists.hpp"
 #include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::kinds::detail {
 
-inline constexpr std::array<std::string_view, 6> kCacheOutputNames = {
-    "key_cache",         "value_cache",           "key_cache_scale", "key_cache_zero_point",
-    "value_cache_scale", "value_cache_zero_point"};
+inline constexpr auto kCacheOutputNames = names_of(kWrittenStepCaches);
+static_assert(names_of(kReshapeWrites) == kCacheOutputNames);
 
 inline constexpr std::array<OutputSpec, kCacheOutputNames.size()> kCacheOutputs = [] {
   std::array<OutputSpec, kCacheOutputNames.size()> out{};
@@ -21,14 +21,5 @@ inline constexpr std::array<OutputSpec, kCacheOutputNames.size()> kCacheOutputs 
     out[i] = {kCacheOutputNames[i], {}, RowLayout::cache, OutputSpec::Judged::cache, ""};
   return out;
 }();
-
-/// a then b: a kind's own rows followed by shared ones.
-template <typename T, std::size_t N, std::size_t M>
-constexpr std::array<T, N + M> concat(const std::array<T, N>& a, const std::array<T, M>& b) {
-  std::array<T, N + M> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
-  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
-  return out;
-}
 
 }  // namespace pao::kinds::detail

@@ -14,9 +14,7 @@ namespace {
 
 constexpr KernelVariant kVariants[] = {KernelVariant::v1, KernelVariant::v2};
 constexpr std::string_view kFields[] = {"partition_size", "warp_size", "threads_per_cta"};
-constexpr std::string_view kInputs[] = {
-    "query",        "key_cache",       "value_cache",          "block_tables",      "seq_lens",
-    "alibi_slopes", "key_cache_scale", "key_cache_zero_point", "value_cache_scale", "value_cache_zero_point"};
+constexpr auto kInputs = names_of(kDecodeInputs);  // pao/kinds/golden_tensor_lists.hpp
 using J = OutputSpec::Judged;
 // vLLM's argument names (paged_attention_v2's tmp_out, max_logits, exp_sum) and `output` / `o`.
 constexpr std::string_view kOutAliases[] = {"output", "o"};
@@ -90,15 +88,8 @@ class DecodeKind final : public KernelKind {
                     golden::GoldenTensors& g) const override {
     cases::DecodeCase dc = cases::make_decode_case(c);
     NamedTensors computed = decode_outputs(dc, outputs);
-    auto& t = g.tensors;
-    t.emplace_back("query", std::move(dc.query));
-    t.emplace_back("key_cache", std::move(dc.key_cache));
-    t.emplace_back("value_cache", std::move(dc.value_cache));
-    t.emplace_back("block_tables", std::move(dc.block_tables));
-    t.emplace_back("seq_lens", std::move(dc.seq_lens));
-    if (c.alibi) t.emplace_back("alibi_slopes", std::move(dc.alibi_slopes));
-    add_quant_params(c, dc.quant, t);
-    for (auto& named : computed) t.push_back(std::move(named));
+    move_tensors(c, dc, kDecodeInputs, g.tensors);
+    for (auto& named : computed) g.tensors.push_back(std::move(named));
   }
 
   NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,

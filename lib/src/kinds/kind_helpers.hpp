@@ -9,6 +9,8 @@
 
 #include "pao/core/tensor.hpp"
 #include "pao/io/safetensors.hpp"
+#include "pao/kinds/golden_tensor_lists.hpp"
+#include "pao/kinds/kernel_kind.hpp"
 
 namespace pao::kinds::detail {
 
@@ -16,6 +18,15 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 inline bool wanted(const std::vector<std::string>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+/// The tensors of `list` (pao/kinds/golden_tensor_lists.hpp) moved out of the seeded case `c`
+/// under their names: those a golden of case `spec` holds (golden_tensor_applies), in order.
+template <typename C, std::size_t N>
+void move_tensors(const cases::Case& spec, C& c, const std::array<CaseTensor<C>, N>& list,
+                  NamedTensors& out) {
+  for (const CaseTensor<C>& in : list)
+    if (golden_tensor_applies(spec, in.name)) out.emplace_back(in.name, std::move(in.of(c)));
 }
 
 /// The parts streamed into one string: a rule's reason with the case's values.

@@ -75,13 +75,4 @@ bool golden_tensor_applies(const cases::Case& c, std::string_view name) {
   return true;
 }
 
-void add_quant_params(const cases::Case& c, cases::QuantParamTensors& q,
-                      std::vector<std::pair<std::string, Tensor>>& tensors, std::string_view suffix) {
-  if (!c.integer_cache()) return;
-  for (const CacheTensor t : {CacheTensor::key, CacheTensor::value})
-    for (const bool zp : {false, true})
-      tensors.emplace_back(std::string(quant_param_name(t, zp)) + std::string(suffix),
-                           std::move(q.param(t, zp)));
-}
-
 }  // namespace pao::kinds

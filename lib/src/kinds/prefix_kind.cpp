@@ -17,19 +17,7 @@ namespace {
 constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
 constexpr std::string_view kFields[] = {"block_m",       "block_n",          "context_tile",
                                         "max_query_len", "cache_new_tokens", "new_kv_source"};
-constexpr std::string_view kInputs[] = {"query",
-                                        "key",
-                                        "value",
-                                        "key_cache",
-                                        "value_cache",
-                                        "block_tables",
-                                        "seq_lens",
-                                        "query_start_loc",
-                                        "alibi_slopes",
-                                        "key_cache_scale",
-                                        "key_cache_zero_point",
-                                        "value_cache_scale",
-                                        "value_cache_zero_point"};
+constexpr auto kInputs = names_of(kPrefixInputs);  // pao/kinds/golden_tensor_lists.hpp
 using J = OutputSpec::Judged;
 constexpr std::string_view kOutAliases[] = {"output", "o"};  // o: context_attention_fwd's
 constexpr OutputSpec kOutputs[] = {
@@ -57,18 +45,8 @@ class PrefixKind final : public PrefixStepKind {
                     golden::GoldenTensors& g) const override {
     cases::PrefixCase pc = cases::make_prefix_case(c);
     NamedTensors computed = prefix_outputs(pc, outputs);
-    auto& t = g.tensors;
-    t.emplace_back("query", std::move(pc.query));
-    t.emplace_back("key", std::move(pc.key));
-    t.emplace_back("value", std::move(pc.value));
-    t.emplace_back("key_cache", std::move(pc.key_cache));
-    t.emplace_back("value_cache", std::move(pc.value_cache));
-    t.emplace_back("block_tables", std::move(pc.block_tables));
-    t.emplace_back("seq_lens", std::move(pc.seq_lens));
-    t.emplace_back("query_start_loc", std::move(pc.query_start_loc));
-    if (c.alibi) t.emplace_back("alibi_slopes", std::move(pc.alibi_slopes));
-    add_quant_params(c, pc.quant, t);
-    for (auto& named : computed) t.push_back(std::move(named));
+    move_tensors(c, pc, kPrefixInputs, g.tensors);
+    for (auto& named : computed) g.tensors.push_back(std::move(named));
   }
 
   NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,

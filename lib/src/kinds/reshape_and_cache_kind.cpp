@@ -13,17 +13,7 @@ namespace pao::kinds::detail {
 namespace {
 
 constexpr std::string_view kFields[] = {"padding_tokens"};
-constexpr std::string_view kInputs[] = {"key",
-                                        "value",
-                                        "slot_mapping",
-                                        "key_cache_before",
-                                        "value_cache_before",
-                                        "block_tables",
-                                        "seq_lens",
-                                        "key_cache_scale_before",
-                                        "key_cache_zero_point_before",
-                                        "value_cache_scale_before",
-                                        "value_cache_zero_point_before"};
+constexpr auto kInputs = names_of(kReshapeInputs);  // pao/kinds/golden_tensor_lists.hpp
 // Its outputs are the written caches (kinds/cache_outputs.hpp), which its vendor writes too.
 constexpr auto& kOutputs = kCacheOutputs;
 constexpr auto& kVendorOutputs = kCacheOutputNames;
@@ -54,18 +44,8 @@ class ReshapeAndCacheKind final : public KernelKind {
   void build_golden(const cases::Case& c, const std::vector<std::string>&,
                     golden::GoldenTensors& g) const override {
     cases::ReshapeCase rc = cases::make_reshape_case(c);
-    auto& t = g.tensors;
-    t.emplace_back("key", std::move(rc.key));
-    t.emplace_back("value", std::move(rc.value));
-    t.emplace_back("slot_mapping", std::move(rc.slot_mapping));
-    t.emplace_back("key_cache_before", std::move(rc.key_cache_before));
-    t.emplace_back("value_cache_before", std::move(rc.value_cache_before));
-    t.emplace_back("block_tables", std::move(rc.block_tables));
-    t.emplace_back("seq_lens", std::move(rc.seq_lens));
-    add_quant_params(c, rc.quant_before, t, "_before");
-    t.emplace_back("key_cache", std::move(rc.key_cache));
-    t.emplace_back("value_cache", std::move(rc.value_cache));
-    add_quant_params(c, rc.quant, t);
+    move_tensors(c, rc, kReshapeInputs, g.tensors);
+    move_tensors(c, rc, kReshapeWrites, g.tensors);
   }
 
   bool other_decomposition(cases::Case&) const override { return false; }
@@ -73,9 +53,7 @@ class ReshapeAndCacheKind final : public KernelKind {
   NamedTensors run(const cases::Case& c, Precision) const override {  // a cache write has one precision
     cases::ReshapeCase rc = cases::make_reshape_case(c);
     NamedTensors out;
-    out.emplace_back("key_cache", std::move(rc.key_cache));
-    out.emplace_back("value_cache", std::move(rc.value_cache));
-    add_quant_params(c, rc.quant, out);
+    move_tensors(c, rc, kReshapeWrites, out);
     return out;
   }
 

@@ -21,20 +21,7 @@ constexpr std::string_view kKernelOutput = "write_and_attend.out";
 constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
 constexpr std::string_view kFields[] = {"block_m", "block_n", "context_tile", "max_query_len",
                                         "new_kv_source"};
-constexpr std::string_view kInputs[] = {"query",
-                                        "key",
-                                        "value",
-                                        "key_cache_before",
-                                        "value_cache_before",
-                                        "slot_mapping",
-                                        "block_tables",
-                                        "seq_lens",
-                                        "query_start_loc",
-                                        "alibi_slopes",
-                                        "key_cache_scale_before",
-                                        "key_cache_zero_point_before",
-                                        "value_cache_scale_before",
-                                        "value_cache_zero_point_before"};
+constexpr auto kInputs = names_of(kWriteAndAttendInputs);  // pao/kinds/golden_tensor_lists.hpp
 using J = OutputSpec::Judged;
 constexpr std::string_view kOutAliases[] = {"output", "o"};
 // The attention's outputs, then the written caches (kinds/cache_outputs.hpp).
@@ -49,14 +36,9 @@ constexpr auto kVendorOutputs = concat(std::array<std::string_view, 1>{kKernelOu
 /// The outputs of `names` of a written step: the attention's and the caches after the write.
 NamedTensors written_step_outputs(cases::PrefixCase& step, const std::vector<std::string>& names) {
   NamedTensors t = prefix_step_outputs(step, names, kKernelOutput);
-  if (wanted(names, "key_cache")) t.emplace_back("key_cache", std::move(step.key_cache));
-  if (wanted(names, "value_cache")) t.emplace_back("value_cache", std::move(step.value_cache));
-  if (step.spec.integer_cache())
-    for (const CacheTensor which : {CacheTensor::key, CacheTensor::value})
-      for (const bool zp : {false, true}) {
-        const std::string name(quant_param_name(which, zp));
-        if (wanted(names, name)) t.emplace_back(name, std::move(step.quant.param(which, zp)));
-      }
+  for (const auto& cache : kWrittenStepCaches)
+    if (wanted(names, cache.name) && golden_tensor_applies(step.spec, cache.name))
+      t.emplace_back(cache.name, std::move(cache.of(step)));
   return t;
 }
 
@@ -75,21 +57,9 @@ class WriteAndAttendKind final : public PrefixStepKind {
   void build_golden(const cases::Case& c, const std::vector<std::string>& outputs,
                     golden::GoldenTensors& g) const override {
     cases::WriteAndAttendCase w = cases::make_write_and_attend_case(c);
-    cases::PrefixCase& s = w.step;
-    NamedTensors computed = written_step_outputs(s, outputs);
-    auto& t = g.tensors;
-    t.emplace_back("query", std::move(s.query));
-    t.emplace_back("key", std::move(s.key));
-    t.emplace_back("value", std::move(s.value));
-    t.emplace_back("key_cache_before", std::move(w.key_cache_before));
-    t.emplace_back("value_cache_before", std::move(w.value_cache_before));
-    t.emplace_back("slot_mapping", std::move(s.slot_mapping));
-    t.emplace_back("block_tables", std::move(s.block_tables));
-    t.emplace_back("seq_lens", std::move(s.seq_lens));
-    t.emplace_back("query_start_loc", std::move(s.query_start_loc));
-    if (c.alibi) t.emplace_back("alibi_slopes", std::move(s.alibi_slopes));
-    add_quant_params(c, w.quant_before, t, "_before");
-    for (auto& named : computed) t.push_back(std::move(named));
+    NamedTensors computed = written_step_outputs(w.step, outputs);
+    move_tensors(c, w, kWriteAndAttendInputs, g.tensors);
+    for (auto& named : computed) g.tensors.push_back(std::move(named));
   }
 
   NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,

@@ -77,11 +77,6 @@ std::optional<std::string> tensor_quant_rule(const TensorQuant& q, std::int32_t 
          std::to_string(head_size) + " (a group is a run of dims of one token)";
 }
 
-std::string_view quant_param_name(CacheTensor tensor, bool zero_point) {
-  if (tensor == CacheTensor::key) return zero_point ? "key_cache_zero_point" : "key_cache_scale";
-  return zero_point ? "value_cache_zero_point" : "value_cache_scale";
-}
-
 namespace {
 
 /// rows x cols of one (block, kv head) of a param tensor.

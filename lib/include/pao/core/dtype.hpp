@@ -123,7 +123,8 @@ DType parse_dtype(std::string_view name, std::string_view what = "dtype");
 /// safetensors dtype strings: F64 F32 F16 BF16 F8_E4M3 F8_E5M2 I32 I64 U8 I8.
 std::string_view safetensors_dtype_name(DType t);
 DType parse_safetensors_dtype(std::string_view name);
-/// "f32, f16, bf16": the names of the dtypes `keep` accepts, for error messages.
-std::string dtype_names(bool (*keep)(DType));
+/// "f32, f16, bf16" (with `last` " or ": "f32, f16 or bf16"): the names of the dtypes `keep`
+/// accepts, for error messages.
+std::string dtype_names(bool (*keep)(DType), std::string_view last = ", ");
 
 }  // namespace pao

@@ -148,9 +148,4 @@ std::string kind_names();
 /// integer cache, every other always.
 bool golden_tensor_applies(const cases::Case& c, std::string_view name);
 
-/// Moves an integer cache's param tensors into a golden's tensor list under their names plus
-/// `suffix` ("_before": a cache write's params before it) (nothing for other caches).
-void add_quant_params(const cases::Case& c, cases::QuantParamTensors& q,
-                      std::vector<std::pair<std::string, Tensor>>& tensors, std::string_view suffix = "");
-
 }  // namespace pao::kinds

@@ -99,7 +99,10 @@ std::optional<std::string> quant_rule_conditions(const KVQuant& spec, DType code
 std::optional<std::string> tensor_quant_rule(const TensorQuant& q, std::int32_t head_size);
 
 /// The golden tensor of `tensor`'s scales or zero points: key_cache_scale, value_cache_zero_point.
-std::string_view quant_param_name(CacheTensor tensor, bool zero_point);
+constexpr std::string_view quant_param_name(CacheTensor tensor, bool zero_point) {
+  if (tensor == CacheTensor::key) return zero_point ? "key_cache_zero_point" : "key_cache_scale";
+  return zero_point ? "value_cache_zero_point" : "value_cache_scale";
+}
 
 /// The shape of a param tensor (table above).
 Shape quant_param_shape(const TensorQuant& q, std::int64_t num_blocks, std::int64_t num_kv_heads,

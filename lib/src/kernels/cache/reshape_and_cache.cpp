@@ -138,7 +138,8 @@ void reshape_and_cache(const TensorView& key, const TensorView& value, Tensor& k
 void reshape_and_cache_into(const TensorView& key, const TensorView& value, const TensorView& key_cache,
                             const TensorView& value_cache, const TensorView& slot_mapping, KVLayout kv_layout,
                             const AttentionOptions& scales) {
-  require(is_activation(key.dtype), "key: dtype ", dtype_name(key.dtype), ", expected f32, f16 or bf16");
+  require(is_activation(key.dtype), "key: dtype ", dtype_name(key.dtype), ", expected ",
+          dtype_names(is_activation, " or "));
   detail::check_tensor(key, "key", {-1, -1, -1}, "[num_tokens, num_kv_heads, head_size]");
   require(value.dtype == key.dtype, "value: dtype ", dtype_name(value.dtype), " differs from key's ",
           dtype_name(key.dtype));

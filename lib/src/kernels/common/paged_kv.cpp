@@ -36,7 +36,8 @@ std::vector<std::int32_t> read_i32_vector(const TensorView& t, const char* name,
 }
 
 std::int32_t AttentionProblem::take_query(const TensorView& q, const char* shape_doc) {
-  require(is_activation(q.dtype), "query: dtype ", dtype_name(q.dtype), ", expected f32, f16 or bf16");
+  require(is_activation(q.dtype), "query: dtype ", dtype_name(q.dtype), ", expected ",
+          dtype_names(is_activation, " or "));
   check_tensor(q, "query", {-1, -1, -1}, shape_doc);
   num_heads = static_cast<std::int32_t>(q.shape[1]);
   head_size = static_cast<std::int32_t>(q.shape[2]);

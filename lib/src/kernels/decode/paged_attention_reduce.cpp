@@ -14,7 +14,8 @@ namespace pao {
 DecodeOutputs paged_attention_v2_reduce(const ReduceArgs& args, Precision precision,
                                         const KernelTuning& tuning) {
   const TensorView& t = args.tmp_out;
-  require(is_activation(t.dtype), "tmp_out: dtype ", dtype_name(t.dtype), ", expected f32, f16 or bf16");
+  require(is_activation(t.dtype), "tmp_out: dtype ", dtype_name(t.dtype), ", expected ",
+          dtype_names(is_activation, " or "));
   detail::check_tensor(t, "tmp_out", {-1, -1, -1, -1},
                        "[num_seqs, num_heads, max_num_partitions, head_size]");
   const std::int64_t S = t.shape[0], H = t.shape[1], P = t.shape[2], hs = t.shape[3];
