@@ -35,6 +35,7 @@
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/suite.hpp"
 #include "pao/core/error.hpp"
+#include "tool_start.hpp"
 #include "tools/cuda_tool_mains.hpp"
 
 namespace {
@@ -248,9 +249,7 @@ bench::BenchRunOptions run_options(const Options& o, const Device& dev) {
 }  // namespace
 
 int pao_cuda_bench_main(int argc, char** argv) {
-  // Every line reaches the log when it is printed, even into a pipe: a killed run keeps them.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::setvbuf(stderr, nullptr, _IOLBF, 0);
+  cli::line_buffered_output();
   Options o;
   CLI::App app(kDescription, "pao-cuda-bench");
   auto* suite = app.add_option("--suite", o.suite, "a suite of data/cases, or a suite .json path")

@@ -91,12 +91,17 @@ bool fills_on_device(const cases::Case& c) {
   return true;
 }
 
-FilledDecodeCase make_filled_decode_case(const cases::Case& c) {
+namespace {
+
+/// What a filled decode and prefix case share: the case, a query of one row per new token, the
+/// caches, block tables, seq_lens and ALiBi slopes.
+template <typename Filled>
+Filled filled_attention_case(const cases::Case& c, cases::CaseKernel kernel) {
   require_fillable(c);
-  require(c.kernel == cases::CaseKernel::decode, "case ", c.id, ": not a decode case");
-  FilledDecodeCase f;
+  require(c.kernel == kernel, "case ", c.id, ": not a ", cases::to_string(kernel), " case");
+  Filled f;
   f.spec = c;
-  f.query = filled(c.dtype, {c.num_seqs, c.num_heads, c.head_size}, kConstant);
+  f.query = filled(c.dtype, {c.num_tokens(), c.num_heads, c.head_size}, kConstant);
   fill_caches(c, f.key_cache, f.value_cache);
   f.block_tables = block_tables_of(c);
   f.seq_lens = i32_tensor(c.seq_lens);
@@ -104,19 +109,16 @@ FilledDecodeCase make_filled_decode_case(const cases::Case& c) {
   return f;
 }
 
+}  // namespace
+
+FilledDecodeCase make_filled_decode_case(const cases::Case& c) {
+  return filled_attention_case<FilledDecodeCase>(c, cases::CaseKernel::decode);
+}
+
 FilledPrefixCase make_filled_prefix_case(const cases::Case& c) {
-  require_fillable(c);
-  require(c.kernel == cases::CaseKernel::prefix, "case ", c.id, ": not a prefix case");
-  FilledPrefixCase f;
-  f.spec = c;
-  const std::int64_t T = c.num_tokens();
-  f.query = filled(c.dtype, {T, c.num_heads, c.head_size}, kConstant);
-  f.key = filled(c.dtype, {T, c.num_kv_heads, c.head_size}, kConstant);
+  FilledPrefixCase f = filled_attention_case<FilledPrefixCase>(c, cases::CaseKernel::prefix);
+  f.key = filled(c.dtype, {c.num_tokens(), c.num_kv_heads, c.head_size}, kConstant);
   f.value = f.key;
-  fill_caches(c, f.key_cache, f.value_cache);
-  f.block_tables = block_tables_of(c);
-  f.seq_lens = i32_tensor(c.seq_lens);
-  f.alibi_slopes = alibi_tensor(c);
   return f;
 }
 

@@ -29,6 +29,7 @@
 #include "pao/kinds/kernel_kind.hpp"
 #include "pao/numerics/formats.hpp"
 #include "pao/numerics/kernel_math.hpp"
+#include "tool_start.hpp"
 #include "tools/cuda_tool_mains.hpp"
 
 namespace {
@@ -235,10 +236,7 @@ bool check_case(Tally& t, CaseOracle o, bool with_exact) {
 }  // namespace
 
 int pao_cuda_check_main(int argc, char** argv) {
-  // A line reaches the log as soon as it is printed, even into a pipe or a file: a run killed by
-  // its deadline keeps everything it checked.
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::setvbuf(stderr, nullptr, _IOLBF, 0);
+  cli::line_buffered_output();  // a run killed by its deadline keeps every line it checked
   Options o;
   CLI::App app(kDescription, "pao-cuda-check");
   auto* suite =

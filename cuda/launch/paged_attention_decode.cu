@@ -7,6 +7,7 @@
 #include "kernels/paged_attention_decode.cuh"
 #include "launch/cuda_status.hpp"
 #include "launch/decode_launchers.hpp"
+#include "launch/launch_kernel.cuh"
 #include "pao/cuda/dispatch.hpp"
 #include "pao/cuda/paged_attention_cuda.hpp"
 
@@ -28,16 +29,8 @@ Status launch_reduce(const DecodeParams& params, const DecodeLaunch& launch, cud
   if (launch.reduce.grid.count() == 0) return {};
   const DecodeKernelArgs args = make_decode_kernel_args(params, launch);
   return dispatch_activation(params.dtype, [&]<DType Q>() {
-    const auto kernel = decode_reduce_kernel<Q>;
-    if (Status s = prepare_shared_memory(reinterpret_cast<const void*>(kernel),
-                                         launch.reduce.dynamic_shared_bytes, "paged attention V2 reduce",
-                                         "2 floats per partition: use a larger partition_size");
-        !s.ok())
-      return s;
-    const dim3 grid(launch.reduce.grid.x, launch.reduce.grid.y, launch.reduce.grid.z);
-    const dim3 block(launch.reduce.block.x, launch.reduce.block.y, launch.reduce.block.z);
-    kernel<<<grid, block, launch.reduce.dynamic_shared_bytes, stream>>>(args);
-    return cuda_status(cudaGetLastError(), "launching the paged attention V2 reduce kernel");
+    return launch_kernel(decode_reduce_kernel<Q>, args, launch.reduce, stream, "paged attention V2 reduce",
+                         "2 floats per partition: use a larger partition_size");
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "kernels/prefix_attention.cuh"
 #include "launch/cuda_status.hpp"
+#include "launch/launch_kernel.cuh"
 #include "launch/prefix_launchers.hpp"
 #include "pao/cuda/dispatch.hpp"
 
@@ -13,17 +14,8 @@ template <DType Q, DType C>
 Status launch_prefix_attention(const PrefixKernelArgs& args, const KernelLaunch& launch,
                                cudaStream_t stream) {
   return dispatch_head_size(args.p.head_size, [&]<std::int32_t HS>() {
-    const auto kernel = prefix_attention_kernel<HS, Q, C>;
-    if (Status s = prepare_shared_memory(reinterpret_cast<const void*>(kernel), launch.dynamic_shared_bytes,
-                                         "prefix attention",
-                                         "the K/V tile of max(block_n, context_tile) keys is the bulk: use "
-                                         "smaller tiles");
-        !s.ok())
-      return s;
-    const dim3 grid(launch.grid.x, launch.grid.y, launch.grid.z);
-    const dim3 block(launch.block.x, launch.block.y, launch.block.z);
-    kernel<<<grid, block, launch.dynamic_shared_bytes, stream>>>(args);
-    return cuda_status(cudaGetLastError(), "launching the prefix attention kernel");
+    return launch_kernel(prefix_attention_kernel<HS, Q, C>, args, launch, stream, "prefix attention",
+                         "the K/V tile of max(block_n, context_tile) keys is the bulk: use smaller tiles");
   });
 }
 

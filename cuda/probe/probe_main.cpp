@@ -374,8 +374,7 @@ std::string today() {
 }  // namespace
 
 int pao_cuda_probe_main(int argc, char** argv) {
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  std::setvbuf(stderr, nullptr, _IOLBF, 0);
+  cli::line_buffered_output();
   if (const auto exit = cli::start_tool("pao-cuda-probe")) return *exit;
   Options o;
   CLI::App app(kDescription, "pao-cuda-probe");

@@ -16,7 +16,7 @@
 #include "pao/golden/tensors.hpp"
 #include "pao/io/safetensors.hpp"
 #include "pao/numerics/formats.hpp"
-#include "support/temp_dir.hpp"
+#include "support/golden_on_disk.hpp"
 
 using namespace pao;
 using namespace pao::diff;
@@ -90,23 +90,16 @@ std::pair<Tensor, Tensor> vendor_write(const golden::GoldenTensors& g, const Ven
   return out;
 }
 
-struct Fixture {
-  test::TempDir dir;
-  golden::GoldenTensors g;
-  fs::path golden_path;
+struct Fixture : test::GoldenOnDisk {
+  explicit Fixture(const std::string& json) : GoldenOnDisk(cases::parse_case(json, "rc")) {}
 
-  explicit Fixture(const std::string& json) : g(golden::make_golden(cases::parse_case(json, "rc"))) {
-    golden_path = dir.path() / "g.safetensors";
-    write_safetensors(golden_path, g.views(), g.metadata);
-  }
-
+  using GoldenOnDisk::diff;
+  /// A vendor's written caches through pao diff.
   CaseReport diff(const std::pair<Tensor, Tensor>& caches, const std::string& name,
                   bool as_u8 = false) const {
-    const fs::path p = dir.path() / (name + ".safetensors");
     TensorView k = caches.first.view(), v = caches.second.view();
     if (as_u8) k.dtype = v.dtype = DType::u8;  // vLLM's uint8 fp8 caches: the same bytes
-    write_safetensors(p, {{"key_cache", k}, {"value_cache", v}});
-    return diff_case(golden_path, p, {});
+    return diff({{"key_cache", k}, {"value_cache", v}}, name);
   }
 };
 

@@ -17,6 +17,7 @@
 #include "pao/io/safetensors.hpp"
 #include "pao/kernels/paged_attention.hpp"
 #include "pao/numerics/element.hpp"
+#include "support/golden_on_disk.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace pao;
@@ -38,29 +39,20 @@ DiffOptions with_reduce() {
 const char* kCase = R"({"num_heads": 4, "num_kv_heads": 2, "head_size": 32, "block_size": 16, "dtype": "f16",
                         "partition_size": 64, "seq_lens": [150, 70, 230], "seed": 7})";
 
-struct Fixture {
-  TempDir dir;
-  cases::Case c = cases::parse_case(kCase, "planted");
-  golden::GoldenTensors g = golden::make_golden(c);
-  fs::path golden_path = dir.path() / "golden.safetensors";
+struct Fixture : test::GoldenOnDisk {
+  Fixture() : GoldenOnDisk(cases::parse_case(kCase, "planted")) {}
+  const cases::Case& c = g.golden_case;
 
-  Fixture() { write_safetensors(golden_path, g.views(), g.metadata); }
-
-  Tensor copy(const char* name) const { return Tensor::copy_of(g.find(name)->view()); }
-
+  using GoldenOnDisk::diff;
+  /// `actual` through pao diff, in a file of its own.
   CaseReport diff(const NamedTensorViews& actual, const DiffOptions& options = {}) const {
     static std::atomic<int> counter{0};
-    const fs::path path = dir.path() / ("actual" + std::to_string(counter++) + ".safetensors");
-    write_safetensors(path, actual);
-    return diff_case(golden_path, path, options);
+    return diff(actual, "actual" + std::to_string(counter++), options);
   }
 };
 
 const TensorReport& tensor(const CaseReport& r, const std::string& name) {
-  for (const auto& t : r.tensors)
-    if (t.name == name) return t;
-  FAIL("no report for ", name);
-  return r.tensors.front();
+  return test::GoldenOnDisk::tensor(r, name);
 }
 
 }  // namespace
@@ -217,23 +209,18 @@ TEST_CASE("a NaN in one element: nan-inf at that element") {
 }
 
 TEST_CASE("prefix: a correct vendor passes, one wrong block of new tokens is single-block") {
-  TempDir dir;
-  const auto c = cases::parse_case(R"({"kernel": "prefix", "num_heads": 4, "num_kv_heads": 2, "head_size": 32,
-      "dtype": "bf16", "query_lens": [40, 3], "seq_lens": [60, 10]})",
-                                   "prefix");
-  const auto g = golden::make_golden(c);
-  const fs::path golden_path = dir.path() / "g.safetensors";
-  write_safetensors(golden_path, g.views(), g.metadata);
-  write_safetensors(dir.path() / "good.safetensors", {{"out", g.find("prefix.out")->view()}});
-  CHECK(diff_case(golden_path, dir.path() / "good.safetensors", {}).passed());
+  const test::GoldenOnDisk f(cases::parse_case(R"({"kernel": "prefix", "num_heads": 4, "num_kv_heads": 2,
+      "head_size": 32, "dtype": "bf16", "query_lens": [40, 3], "seq_lens": [60, 10]})",
+                                               "prefix"));
+  const golden::GoldenTensors& g = f.g;
+  CHECK(f.diff({{"out", g.find("prefix.out")->view()}}, "good").passed());
   // Sequence 0: context 20, new tokens 0..39 at positions 20..59; block 2 holds positions 32..47
   // = new tokens 12..27. Corrupt all of them.
   Tensor out = Tensor::copy_of(g.find("prefix.out")->view());
   for (std::int64_t t = 12; t < 28; ++t)
     for (std::int64_t h = 0; h < 4; ++h)
       for (std::int64_t d = 0; d < 32; ++d) out.set({t, h, d}, out.at({t, h, d}) + 0.5);
-  write_safetensors(dir.path() / "bad.safetensors", {{"prefix.out", out}});
-  const CaseReport r = diff_case(golden_path, dir.path() / "bad.safetensors", {});
+  const CaseReport r = f.diff({{"prefix.out", out.view()}}, "bad");
   const TensorReport& t = tensor(r, "prefix.out");
   CHECK_FALSE(t.passed);
   CHECK(t.verdict.pattern == Pattern::single_block);

@@ -27,7 +27,7 @@
 #include "pao/numerics/kv_quant.hpp"
 #include "support/compare.hpp"
 #include "support/expect_error.hpp"
-#include "support/temp_dir.hpp"
+#include "support/golden_on_disk.hpp"
 
 using namespace pao;
 using namespace pao::diff;
@@ -35,31 +35,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Fixture {
-  test::TempDir dir;
-  golden::GoldenTensors g;
-  fs::path golden_path;
-
-  explicit Fixture(const std::string& json) : g(golden::make_golden(cases::parse_case(json, "wa"))) {
-    golden_path = dir.path() / "g.safetensors";
-    write_safetensors(golden_path, g.views(), g.metadata);
-  }
-
-  Tensor copy(const std::string& name) const { return Tensor::copy_of(g.find(name)->view()); }
-
-  /// The vendor's file of `outputs` (views of tensors alive for the call) through pao diff.
-  CaseReport diff(const NamedTensorViews& outputs, const std::string& name) const {
-    const fs::path p = dir.path() / (name + ".safetensors");
-    write_safetensors(p, outputs, {});
-    return diff_case(golden_path, p, {});
-  }
-
-  const TensorReport& tensor(const CaseReport& r, const std::string& name) const {
-    for (const auto& t : r.tensors)
-      if (t.name == name) return t;
-    FAIL("no report of ", name);
-    return r.tensors.front();
-  }
+struct Fixture : test::GoldenOnDisk {
+  explicit Fixture(const std::string& json) : GoldenOnDisk(cases::parse_case(json, "wa")) {}
 };
 
 /// A vendor's cache write of an activation-dtype cache, element by element on copies of the

@@ -16,6 +16,14 @@
 
 namespace pao::cli {
 
+/// Every line of stdout and stderr reaches a log when it is printed, even into a pipe or a file:
+/// a run killed by its deadline (a lent GPU's) keeps everything it printed. The CUDA tools' first
+/// call.
+inline void line_buffered_output() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  std::setvbuf(stderr, nullptr, _IOLBF, 0);
+}
+
 /// `command` as the tool's errors name it ("pao golden", "pao-bench"). Returns the exit status
 /// when the tool must stop (a thread-count variable it cannot honour), nothing otherwise.
 inline std::optional<int> start_tool(std::string_view command) {

@@ -37,6 +37,20 @@ const kinds::KernelKind& kind(const Case& c) { return kinds::kind_of(c); }
 
 std::string join_names(const std::vector<std::string>& names, std::string_view last = " and ");
 
+/// "`"decode"` (vLLM's paged_attention_v1/v2), ...": the table of kinds.
+std::string kind_choices() {
+  std::string out;
+  for (const kinds::KernelKind* k : kinds::kernel_kinds()) {
+    if (!out.empty()) out += ", ";
+    out += "`\"";
+    out += k->name();
+    out += "\"` (vLLM's ";
+    out += k->traits().vllm_op;
+    out += ')';
+  }
+  return out;
+}
+
 /// "f32, f16 or bf16": the activation rows of the dtype table.
 std::string activation_choices() { return dtype_names(is_activation, " or "); }
 
@@ -73,9 +87,8 @@ const CaseField kFields[] = {
      .group = G::identity,
      .default_text = "`\"decode\"`",
      .id_doc = "the id's first word",
-     .doc = "the kind: `\"decode\"` (paged attention V1/V2, one query token per sequence), `\"prefix\"` "
-            "(chunked-prefill prefix attention), `\"reshape_and_cache\"` (the cache write of a prefix step), "
-            "`\"write_and_attend\"` (the write and the prefix attention in one call: OpenVINO's op)",
+     .doc = "the kind: the op the case calls, a descriptor of the table of kinds (docs/architecture.md)",
+     .choices = kind_choices,
      .write = [](const CaseField& self, const Case& c,
                  json& out) { out[std::string(self.name)] = to_string(c.kernel); },
      .equal = same<&Case::kernel>},

@@ -50,12 +50,8 @@ bool has_partitions(OutputLayout layout) {
 CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables, const Tensor& seq_lens,
                                 const Tensor* query_start_loc) {
   CaseGeometry g;
+  static_cast<LaunchShape&>(g) = c;
   g.kernel = c.kernel;
-  g.num_seqs = c.num_seqs;
-  g.num_heads = c.num_heads;
-  g.num_kv_heads = c.num_kv_heads;
-  g.head_size = c.head_size;
-  g.block_size = c.block_size;
   g.partition_size = c.partition_size;
   g.max_num_partitions = cases::max_num_partitions(c);
   g.seq_lens = i32_values(seq_lens, "seq_lens");

@@ -146,19 +146,12 @@ Tensor input(const GoldenTensors& g, std::string_view name) {
 
 /// A seeded case of a kind from its spec and its golden inputs (pao/kinds/golden_tensor_lists.hpp),
 /// `input(name)` giving each (an empty tensor for an absent alibi_slopes or integer-cache param).
-template <typename Input>
-cases::DecodeCase decode_case_from(const cases::Case& spec, Input&& input) {
-  cases::DecodeCase c;
+template <typename C, std::size_t N, typename Input>
+C seeded_case_from(const cases::Case& spec, const std::array<kinds::CaseTensor<C>, N>& inputs,
+                   Input&& input) {
+  C c;
   c.spec = spec;
-  kinds::read_tensors(c, kinds::kDecodeInputs, input);
-  return c;
-}
-
-template <typename Input>
-cases::PrefixCase prefix_case_from(const cases::Case& spec, Input&& input) {
-  cases::PrefixCase c;
-  c.spec = spec;
-  kinds::read_tensors(c, kinds::kPrefixInputs, input);
+  kinds::read_tensors(c, inputs, input);
   return c;
 }
 
@@ -200,13 +193,15 @@ struct GoldenInputs {
 cases::DecodeCase decode_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::decode, "golden ", g.golden_case.id,
           ": not a decode case");
-  return decode_case_from(g.golden_case, [&](std::string_view name) { return input(g, name); });
+  return seeded_case_from(g.golden_case, kinds::kDecodeInputs,
+                          [&](std::string_view name) { return input(g, name); });
 }
 
 cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::prefix, "golden ", g.golden_case.id,
           ": not a prefix case");
-  return prefix_case_from(g.golden_case, [&](std::string_view name) { return input(g, name); });
+  return seeded_case_from(g.golden_case, kinds::kPrefixInputs,
+                          [&](std::string_view name) { return input(g, name); });
 }
 
 cases::WriteAndAttendCase write_and_attend_case_of(const GoldenTensors& g) {
@@ -217,12 +212,12 @@ cases::WriteAndAttendCase write_and_attend_case_of(const GoldenTensors& g) {
 
 cases::DecodeCase load_decode_case(const fs::path& path) {
   const GoldenInputs inputs(path, cases::CaseKernel::decode);
-  return decode_case_from(inputs.spec, inputs);
+  return seeded_case_from(inputs.spec, kinds::kDecodeInputs, inputs);
 }
 
 cases::PrefixCase load_prefix_case(const fs::path& path) {
   const GoldenInputs inputs(path, cases::CaseKernel::prefix);
-  return prefix_case_from(inputs.spec, inputs);
+  return seeded_case_from(inputs.spec, kinds::kPrefixInputs, inputs);
 }
 
 GoldenTensors read_golden(const TensorFile& file, bool complete) {

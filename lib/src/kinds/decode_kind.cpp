@@ -2,6 +2,7 @@
 // and reduce). Its case fields are the tuning of V2 and of the kernel precision's GPU.
 #include "kinds/kind_helpers.hpp"
 #include "kinds/kind_registry.hpp"
+#include "kinds/typed_kind.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/golden/reader.hpp"
 #include "pao/golden/tensors.hpp"
@@ -73,30 +74,16 @@ NamedTensors decode_outputs(const cases::DecodeCase& dc, const std::vector<std::
   return t;
 }
 
-class DecodeKind final : public KernelKind {
+class DecodeKind final : public TypedKind<KernelKind, cases::DecodeCase, kDecodeInputs,
+                                          &cases::make_decode_case, &decode_outputs> {
  public:
   DecodeKind()
-      : KernelKind(KindTraits{cases::CaseKernel::decode, "decode", "paged_attention_v1/v2", true, false, true,
-                              false, false, kVllmRules, kVariants, kFields, kInputs, kOutputs,
-                              kVendorOutputs}) {}
+      : TypedKind(KindTraits{cases::CaseKernel::decode, "decode", "paged_attention_v1/v2", true, false, true,
+                             false, false, kVllmRules, kVariants, kFields, kInputs, kOutputs,
+                             kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override {
     return ", partition " + std::to_string(c.partition_size);
-  }
-
-  void build_golden(const cases::Case& c, const std::vector<std::string>& outputs,
-                    golden::GoldenTensors& g) const override {
-    cases::DecodeCase dc = cases::make_decode_case(c);
-    NamedTensors computed = decode_outputs(dc, outputs);
-    move_tensors(c, dc, kDecodeInputs, g.tensors);
-    for (auto& named : computed) g.tensors.push_back(std::move(named));
-  }
-
-  NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,
-                                  const std::vector<std::string>& names) const override {
-    cases::DecodeCase dc = golden::decode_case_of(g);
-    dc.spec = c;
-    return decode_outputs(dc, names);
   }
 
   NamedTensors run(const cases::Case& c, Precision precision) const override {

@@ -29,6 +29,15 @@ void move_tensors(const cases::Case& spec, C& c, const std::array<CaseTensor<C>,
     if (golden_tensor_applies(spec, in.name)) out.emplace_back(in.name, std::move(in.of(c)));
 }
 
+/// A golden of a kind with a typed case: the seeded case's inputs of `list` (move_tensors), then
+/// the outputs computed from them (computed before the inputs leave `seeded`).
+template <typename C, std::size_t N>
+void add_golden_tensors(const cases::Case& spec, C& seeded, const std::array<CaseTensor<C>, N>& list,
+                        NamedTensors computed, NamedTensors& out) {
+  move_tensors(spec, seeded, list, out);
+  for (auto& named : computed) out.push_back(std::move(named));
+}
+
 /// The parts streamed into one string: a rule's reason with the case's values.
 template <typename... Parts>
 std::string text(const Parts&... parts) {

@@ -4,6 +4,7 @@
 #include "kinds/kind_helpers.hpp"
 #include "kinds/kind_registry.hpp"
 #include "kinds/prefix_step.hpp"
+#include "kinds/typed_kind.hpp"
 #include "pao/cases/case_tensors.hpp"
 #include "pao/cases/vllm_compat.hpp"
 #include "pao/golden/reader.hpp"
@@ -32,29 +33,15 @@ NamedTensors prefix_outputs(const cases::PrefixCase& pc, const std::vector<std::
   return prefix_step_outputs(pc, names, "prefix.out");
 }
 
-class PrefixKind final : public PrefixStepKind {
+class PrefixKind final : public TypedKind<PrefixStepKind, cases::PrefixCase, kPrefixInputs,
+                                          &cases::make_prefix_case, &prefix_outputs> {
  public:
   PrefixKind()
-      : PrefixStepKind(KindTraits{cases::CaseKernel::prefix, "prefix", "context_attention_fwd", true, true,
-                                  false, false, true, prefix_step_vllm_rules(), kVariants, kFields, kInputs,
-                                  kOutputs, kVendorOutputs}) {}
+      : TypedKind(KindTraits{cases::CaseKernel::prefix, "prefix", "context_attention_fwd", true, true, false,
+                             false, true, prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs,
+                             kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override { return describe_prefix_step(c); }
-
-  void build_golden(const cases::Case& c, const std::vector<std::string>& outputs,
-                    golden::GoldenTensors& g) const override {
-    cases::PrefixCase pc = cases::make_prefix_case(c);
-    NamedTensors computed = prefix_outputs(pc, outputs);
-    move_tensors(c, pc, kPrefixInputs, g.tensors);
-    for (auto& named : computed) g.tensors.push_back(std::move(named));
-  }
-
-  NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,
-                                  const std::vector<std::string>& names) const override {
-    cases::PrefixCase pc = golden::prefix_case_of(g);
-    pc.spec = c;
-    return prefix_outputs(pc, names);
-  }
 
   NamedTensors run(const cases::Case& c, Precision precision) const override {
     const cases::PrefixCase pc = cases::make_prefix_case(c);

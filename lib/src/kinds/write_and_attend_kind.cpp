@@ -57,9 +57,7 @@ class WriteAndAttendKind final : public PrefixStepKind {
   void build_golden(const cases::Case& c, const std::vector<std::string>& outputs,
                     golden::GoldenTensors& g) const override {
     cases::WriteAndAttendCase w = cases::make_write_and_attend_case(c);
-    NamedTensors computed = written_step_outputs(w.step, outputs);
-    move_tensors(c, w, kWriteAndAttendInputs, g.tensors);
-    for (auto& named : computed) g.tensors.push_back(std::move(named));
+    add_golden_tensors(c, w, kWriteAndAttendInputs, written_step_outputs(w.step, outputs), g.tensors);
   }
 
   NamedTensors compute_outputs_as(const cases::Case& c, const golden::GoldenTensors& g,

@@ -115,27 +115,24 @@ nlohmann::ordered_json result_to_json(const SimResult& r, const Device& d, const
     j["time_us"] = nullptr;
   j["dram_bytes"] = r.dram_bytes;
   j["kernels"] = nlohmann::ordered_json::array();
-  for (const auto& kr : r.kernels) {
-    nlohmann::ordered_json e;
-    e["name"] = kr.name;
-    e["time_us"] = kr.time_us;
-    e["busy_us"] = kr.busy_us;
-    e["ctas"] = kr.ctas;
-    e["waves"] = kr.full_waves;
-    e["fractional_waves"] = kr.waves;
-    e["ctas_per_sm"] = kr.occupancy.ctas_per_sm;
-    e["occupancy_limiter"] = kr.occupancy.limiter;
-    e["achieved_gbps"] = kr.achieved_gbps;
-    e["sm_utilisation"] = kr.sm_utilisation;
-    e["warp_instructions"] = kr.warp_instructions;
-    e["issue_utilisation"] = kr.issue_utilisation;
-    e["mean_occupancy"] = kr.mean_occupancy;
-    e["dram_bytes"] = kr.dram_bytes;
-    e["issue_us"] = kr.issue_us;
-    e["start_us"] = kr.start_us;
-    e["end_us"] = kr.end_us;
-    j["kernels"].push_back(e);
-  }
+  for (const auto& kr : r.kernels)
+    j["kernels"].push_back({{"name", kr.name},
+                            {"time_us", kr.time_us},
+                            {"busy_us", kr.busy_us},
+                            {"ctas", kr.ctas},
+                            {"waves", kr.full_waves},
+                            {"fractional_waves", kr.waves},
+                            {"ctas_per_sm", kr.occupancy.ctas_per_sm},
+                            {"occupancy_limiter", kr.occupancy.limiter},
+                            {"achieved_gbps", kr.achieved_gbps},
+                            {"sm_utilisation", kr.sm_utilisation},
+                            {"warp_instructions", kr.warp_instructions},
+                            {"issue_utilisation", kr.issue_utilisation},
+                            {"mean_occupancy", kr.mean_occupancy},
+                            {"dram_bytes", kr.dram_bytes},
+                            {"issue_us", kr.issue_us},
+                            {"start_us", kr.start_us},
+                            {"end_us", kr.end_us}});
   return j;
 }
 

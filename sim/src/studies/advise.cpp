@@ -236,18 +236,16 @@ std::string advised_rule_table(const AdviseResult& r) {
 }
 
 std::string advised_rule_json(const AdviseResult& r, const Device& device) {
-  nlohmann::ordered_json j;
-  j["device"] = device.name;
-  j["generator"] = "pao sim advise";
-  j["rule"] =
+  constexpr const char* kRule =
       "for (num_seqs, num_heads, max_seq_len) use the listed kernel (the simplest within 2% of the simulated "
       "best); between grid points use the next larger grid point";
-  j["rows"] = nlohmann::ordered_json::array();
+  nlohmann::ordered_json j = {{"device", device.name},
+                              {"generator", "pao sim advise"},
+                              {"rule", kRule},
+                              {"rows", nlohmann::ordered_json::array()}};
   for (const auto& c : r.cells) {
-    nlohmann::ordered_json row;
-    row["num_seqs"] = c.num_seqs;
-    row["num_heads"] = c.num_heads;
-    row["max_seq_len"] = c.max_seq_len;
+    nlohmann::ordered_json row = {
+        {"num_seqs", c.num_seqs}, {"num_heads", c.num_heads}, {"max_seq_len", c.max_seq_len}};
     if (!std::isfinite(c.best_time())) {  // no candidate fits: nothing to advise
       row["kernel"] = nullptr;
       row["note"] = "no candidate kernel fits on the device";

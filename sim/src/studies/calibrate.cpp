@@ -545,16 +545,14 @@ CalibrationResult calibrate(const Device& device, const std::vector<Measurement>
 }
 
 nlohmann::ordered_json error_report_json(const ErrorReport& e) {
-  nlohmann::ordered_json j;
-  j["rows"] = e.rows;
-  j["mape"] = e.mape;
-  j["max_error"] = e.max_error;
-  j["spearman"] = e.spearman;
-  j["decisions"] = e.decisions;
-  j["decision_accuracy"] = e.decision_accuracy;
-  j["mean_regret"] = e.mean_regret;
-  j["max_regret"] = e.max_regret;
-  return j;
+  return {{"rows", e.rows},
+          {"mape", e.mape},
+          {"max_error", e.max_error},
+          {"spearman", e.spearman},
+          {"decisions", e.decisions},
+          {"decision_accuracy", e.decision_accuracy},
+          {"mean_regret", e.mean_regret},
+          {"max_regret", e.max_regret}};
 }
 
 std::string calibration_json(const CalibrationResult& r, const Device& device) {

@@ -23,10 +23,9 @@ enum class OutputLayout : std::uint8_t {
 OutputLayout layout_of(std::string_view canonical_name, cases::CaseKernel kernel);
 bool has_partitions(OutputLayout layout);
 
-/// What location mapping needs from a golden.
-struct CaseGeometry {
+/// What location mapping needs from a golden: the case's launch shape and the rest below.
+struct CaseGeometry : LaunchShape {
   cases::CaseKernel kernel = cases::CaseKernel::decode;
-  std::int32_t num_seqs = 0, num_heads = 0, num_kv_heads = 0, head_size = 0, block_size = 16;
   std::int32_t partition_size = KernelTuning{}.partition_size, max_num_partitions = 1;
   std::vector<std::int32_t> seq_lens;
   std::vector<std::int32_t> query_start_loc;  // prefix: num_seqs + 1 entries
