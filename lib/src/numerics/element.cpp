@@ -185,13 +185,13 @@ decltype(auto) visit_dtype(DType t, const char* what, Fn&& fn) {
   return [&]<std::size_t... I>(std::index_sequence<I...>)->R {
     constexpr std::size_t kNone = kDTypes.size();
     std::size_t row = kNone;
-    ((t == kDTypes[I].type ? (row = I, true) : false) || ...);
+    (void)((t == kDTypes[I].type ? (row = I, true) : false) || ...);  // the first row of t
     require(row != kNone, what, ": unknown dtype ", static_cast<int>(t));
     if constexpr (std::is_void_v<R>) {
-      ((row == I ? (fn(std::integral_constant<DType, kDTypes[I].type>{}), true) : false) || ...);
+      (void)((row == I ? (fn(std::integral_constant<DType, kDTypes[I].type>{}), true) : false) || ...);
     } else {
       R r{};
-      ((row == I ? (r = fn(std::integral_constant<DType, kDTypes[I].type>{}), true) : false) || ...);
+      (void)((row == I ? (r = fn(std::integral_constant<DType, kDTypes[I].type>{}), true) : false) || ...);
       return r;
     }
   }
