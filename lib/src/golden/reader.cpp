@@ -138,12 +138,6 @@ cases::Case golden_case_of(const TensorFile& file) {
 
 namespace {
 
-/// A copy of the golden's tensor `name`, or an empty tensor when it has none (alibi_slopes).
-Tensor input(const GoldenTensors& g, std::string_view name) {
-  const Tensor* t = g.find(name);
-  return t ? Tensor::copy_of(t->view()) : Tensor();
-}
-
 /// A seeded case of a kind from its spec and its golden inputs (pao/kinds/golden_tensor_lists.hpp),
 /// `input(name)` giving each (an empty tensor for an absent alibi_slopes or integer-cache param).
 template <typename C, std::size_t N, typename Input>
@@ -190,24 +184,30 @@ struct GoldenInputs {
 
 }  // namespace
 
+Tensor input_copy(const GoldenTensors& g, std::string_view name) {
+  const Tensor* t = g.find(name);
+  return t ? Tensor::copy_of(t->view()) : Tensor();
+}
+
 cases::DecodeCase decode_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::decode, "golden ", g.golden_case.id,
           ": not a decode case");
   return seeded_case_from(g.golden_case, kinds::kDecodeInputs,
-                          [&](std::string_view name) { return input(g, name); });
+                          [&](std::string_view name) { return input_copy(g, name); });
 }
 
 cases::PrefixCase prefix_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::prefix, "golden ", g.golden_case.id,
           ": not a prefix case");
   return seeded_case_from(g.golden_case, kinds::kPrefixInputs,
-                          [&](std::string_view name) { return input(g, name); });
+                          [&](std::string_view name) { return input_copy(g, name); });
 }
 
 cases::WriteAndAttendCase write_and_attend_case_of(const GoldenTensors& g) {
   require(g.golden_case.kernel == cases::CaseKernel::write_and_attend, "golden ", g.golden_case.id,
           ": not a write_and_attend case");
-  return write_and_attend_case_from(g.golden_case, [&](std::string_view name) { return input(g, name); });
+  return write_and_attend_case_from(g.golden_case,
+                                    [&](std::string_view name) { return input_copy(g, name); });
 }
 
 cases::DecodeCase load_decode_case(const fs::path& path) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kinds/kind_helpers.hpp"
+#include "pao/golden/reader.hpp"
 #include "pao/golden/tensors.hpp"
 
 namespace pao::kinds::detail {
@@ -33,10 +34,7 @@ class TypedKind : public Base {
                                   const std::vector<std::string>& names) const override {
     C typed;
     typed.spec = c;  // the golden's inputs with the tuning or options of `c`
-    read_tensors(typed, Inputs, [&](std::string_view name) {
-      const Tensor* t = g.find(name);
-      return t ? Tensor::copy_of(t->view()) : Tensor();
-    });
+    read_tensors(typed, Inputs, [&](std::string_view name) { return golden::input_copy(g, name); });
     return Outputs(typed, names);
   }
 };

@@ -59,6 +59,10 @@ cases::Case golden_case_of(const TensorFile& file);
 /// is false.
 GoldenTensors read_golden(const TensorFile& file, bool complete = true);
 
+/// A copy of the golden's tensor `name`, or an empty tensor when it holds none (alibi_slopes
+/// without ALiBi): how a golden's inputs are read back into a typed case.
+Tensor input_copy(const GoldenTensors& golden, std::string_view name);
+
 /// A golden's inputs as make_decode_case / make_prefix_case built them (copies), to run pao's
 /// kernels on them again: the diff's exact V2 partials, the audit's legitimate variations.
 cases::DecodeCase decode_case_of(const GoldenTensors& golden);
