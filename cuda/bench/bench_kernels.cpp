@@ -93,9 +93,10 @@ double bench_case_gib(const cases::Case& c) {
   const double es = static_cast<double>(dtype_size(c.dtype));
   const double rows = static_cast<double>(c.num_tokens()) * c.num_heads;
   double bytes = cache + 2 * rows * c.head_size * es;  // query, out
-  const kinds::KindTraits& kind = kinds::kind_of(c).traits();
-  if (kind.partitioned) bytes += rows * cases::max_num_partitions(c) * (c.head_size * es + 8.0);
-  if (kind.new_tokens) bytes += 2.0 * c.num_tokens() * c.num_kv_heads * c.head_size * es;  // key, value
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  if (kind.partitioned()) bytes += rows * cases::max_num_partitions(c) * (c.head_size * es + 8.0);
+  if (kind.traits().new_tokens)
+    bytes += 2.0 * c.num_tokens() * c.num_kv_heads * c.head_size * es;  // key, value
   return bytes / (1024.0 * 1024.0 * 1024.0);
 }
 

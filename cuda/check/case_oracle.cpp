@@ -21,7 +21,7 @@ CaseOracle case_oracle(const cases::Case& spec) {
   const kinds::KernelKind& kind = kinds::kind_of(o.c);
   for (const KernelVariant v : kind.traits().variants)
     if (has_cuda_kernel(v)) o.variants.push_back(v);
-  if (o.variants.empty() || kind.traits().writes_cache) {  // no CUDA cache write yet
+  if (o.variants.empty() || kind.writes_cache()) {  // no CUDA cache write yet
     o.skip = "pao has no CUDA kernel for a " + std::string(kind.name()) + " case";
     return o;
   }

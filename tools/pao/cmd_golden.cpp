@@ -143,7 +143,7 @@ int run_golden(int argc, char** argv) {
     for (const auto& f : case_files) cases.push_back(cases::load_case_file(f));
   }
   for (auto& c : cases) {
-    if (partition_size > 0 && kinds::kind_of(c).traits().partitioned && c.partition_size != partition_size)
+    if (partition_size > 0 && kinds::kind_of(c).partitioned() && c.partition_size != partition_size)
       c = cases::override_field(c, "partition_size", std::int64_t{partition_size},
                                 "p" + std::to_string(partition_size));
     if (vllm_faithful && !c.vllm_faithful && !cases::vllm_incompatibilities(c).empty())

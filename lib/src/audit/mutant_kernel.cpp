@@ -70,10 +70,11 @@ class Mutant {
     }
   }
 
-  /// New tokens per sequence: causal attention over context + new tokens (prefix); else one
-  /// query per sequence over its tokens (decode, V2's partials and reduce).
+  /// The rows the kind's output declares: a row per new token, causal attention over context +
+  /// new tokens (prefix); else one query per sequence over its tokens (decode, V2's partials and
+  /// reduce).
   std::vector<std::pair<std::string, Tensor>> run() {
-    return kind_.traits().new_tokens ? prefix() : decode();
+    return kind_.attention_rows() == kinds::RowLayout::per_token ? prefix() : decode();
   }
 
  private:

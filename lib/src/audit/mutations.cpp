@@ -146,7 +146,8 @@ const Mutation& find_mutation(std::string_view name) {
 }
 
 std::string not_applicable(const Mutation& m, const Case& c) {
-  const kinds::KindTraits& kind = kinds::kind_of(c).traits();
+  const kinds::KernelKind& kind = kinds::kind_of(c);
+  const kinds::KindTraits& traits = kind.traits();
   const std::int32_t L = longest(c);
   const std::string& n = m.name;
   if (L == 0) return "every sequence is empty: no token to attend";
@@ -161,7 +162,7 @@ std::string not_applicable(const Mutation& m, const Case& c) {
       return "no sequence reaches the window (" + std::to_string(window) + ")";
   }
   if (n == "causal_off_by_one") {
-    if (!kind.new_tokens) return std::string(kind.name) + " has no causal mask among new tokens";
+    if (!traits.new_tokens) return std::string(kind.name()) + " has no causal mask among new tokens";
     if (*std::max_element(c.query_lens.begin(), c.query_lens.end()) < 2)
       return "no sequence has 2+ new tokens";
   }
@@ -180,7 +181,7 @@ std::string not_applicable(const Mutation& m, const Case& c) {
   if (n == "softmax_scale_log2e") {
     if (c.distribution == cases::ValueDistribution::all_equal)
       return "every K row is equal: the softmax is uniform at any scale";
-    if (!kind.new_tokens && L < 2)
+    if (!traits.new_tokens && L < 2)
       return "no sequence has 2+ tokens: a softmax of one token is 1 at any scale";
   }
   if (n == "gqa_head_mapping" && (c.num_kv_heads == 1 || c.num_kv_heads == c.num_heads))
@@ -188,23 +189,23 @@ std::string not_applicable(const Mutation& m, const Case& c) {
                                : "MHA: head % num_kv_heads is head / 1";
   if (n == "partition_boundary_off_by_one" || n == "reduce_without_max_rescaling" ||
       n == "partials_swapped") {
-    if (!kind.partitioned) return std::string(kind.name) + " has no V2 partitions";
+    if (!kind.partitioned()) return std::string(kind.name()) + " has no V2 partitions";
     if (partitions_of_sequence(L, c.partition_size) < 2)
       return "no sequence has 2+ V2 partitions: the longest has " + std::to_string(L) +
              " tokens, partition_size " + std::to_string(c.partition_size);
   }
   if (n == "nan_leak") {
-    if (kind.new_tokens) return "planted in decode cases only";
+    if (traits.new_tokens) return "planted in decode cases only";
     if (!c.poison_unused) return "the case leaves unused slots 0, not NaN";
     if (!some_partly_filled_block(c))
       return "every sequence ends on a block boundary: no unused slot is read";
   }
   if (n == "partial_block_dropped") {
-    if (kind.new_tokens) return "planted in decode cases only";
+    if (traits.new_tokens) return "planted in decode cases only";
     if (!some_partly_filled_block(c))
       return "every sequence ends on a block boundary: no block is partly filled";
   }
-  if (n == "other_partition_size" && kind.partitioned && c.partition_size * 2 > (1 << 14))
+  if (n == "other_partition_size" && kind.partitioned() && c.partition_size * 2 > (1 << 14))
     return "partition_size is already the largest";
   return "";
 }
@@ -228,7 +229,7 @@ std::vector<std::pair<std::string, Tensor>> vendor_outputs(const Mutation& m, co
 void add_written_caches(const Case& c, const golden::GoldenTensors& golden,
                         std::vector<std::pair<std::string, Tensor>>& outputs) {
   const kinds::KernelKind& kind = kinds::kind_of(c);
-  if (!kind.traits().writes_cache) return;
+  if (!kind.writes_cache()) return;
   for (const auto& spec : kind.traits().outputs) {
     if (spec.judged != kinds::OutputSpec::Judged::cache || !kinds::golden_tensor_applies(c, spec.name))
       continue;

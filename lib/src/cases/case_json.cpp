@@ -329,8 +329,7 @@ std::vector<std::int32_t> draw_seq_lens(std::int32_t num_seqs, std::int32_t max_
 }
 
 std::int32_t max_num_partitions(const Case& c) {
-  return kinds::kind_of(c).traits().partitioned ? pao::max_num_partitions(c.max_seq_len, c.partition_size)
-                                                : 1;
+  return kinds::kind_of(c).partitioned() ? pao::max_num_partitions(c.max_seq_len, c.partition_size) : 1;
 }
 
 std::string describe(const Case& c) {

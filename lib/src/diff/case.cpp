@@ -85,7 +85,7 @@ Policy policy_for(const std::string& name, DType golden_dtype, const DiffOptions
 void run_reduce(CaseReport& rep, const cases::Case& gc, const GoldenView& g, const CaseGeometry& geo,
                 const golden::TensorFile& actual, const std::map<std::string, std::string>& present,
                 const DiffOptions& options) {
-  if (!kinds::kind_of(gc).traits().partitioned) {
+  if (!kinds::kind_of(gc).partitioned()) {
     rep.notes.push_back("--reduce applies to cases with V2 partitions (decode) only");
     return;
   }
@@ -156,7 +156,7 @@ void run_reduce(CaseReport& rep, const cases::Case& gc, const GoldenView& g, con
 std::vector<std::string> drop_other_partitioning(CaseReport& rep, const cases::Case& gc, const GoldenView& g,
                                                  const golden::TensorFile& actual,
                                                  std::map<std::string, std::string>& present) {
-  if (!kinds::kind_of(gc).traits().partitioned) return {};
+  if (!kinds::kind_of(gc).partitioned()) return {};
   const std::int64_t golden_partitions = cases::max_num_partitions(gc);
   std::int64_t vendor_partitions = -1;
   for (const char* n : {"v2.tmp_out", "v2.max_logits", "v2.exp_sums"}) {
@@ -420,7 +420,7 @@ CaseReport diff_case(const GoldenView& g, const golden::TensorFile& actual, cons
   rep.actual = actual_path;
   rep.dtype_path = dtype_path_of(gc);
   const kinds::KernelKind& kind = kinds::kind_of(gc);
-  const bool wrote = kind.traits().writes_cache && diff_cache_write(rep, kind, gc, g, actual);
+  const bool wrote = kind.writes_cache() && diff_cache_write(rep, kind, gc, g, actual);
   if (!kind.traits().attends) {  // its outputs are the caches it writes
     name_cause(rep);
     return rep;

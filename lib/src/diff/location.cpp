@@ -24,11 +24,10 @@ std::vector<std::int32_t> i32_values(const Tensor& t, std::string_view name) {
 OutputLayout layout_of(std::string_view name, cases::CaseKernel kernel) {
   const kinds::KernelKind& kind = kinds::kind_of(kernel);
   const kinds::OutputSpec* spec = kind.output(name);
-  // Not an output of the kind (the oracle's reduce of a vendor's partials): a row per sequence,
-  // or per new token.
-  const kinds::RowLayout layout = spec != nullptr            ? spec->layout
-                                  : kind.traits().new_tokens ? kinds::RowLayout::per_token
-                                                             : kinds::RowLayout::per_sequence;
+  // Not an output of the kind (the oracle's reduce of a vendor's partials): the rows of its
+  // attention output.
+  const kinds::RowLayout layout =
+      spec != nullptr ? spec->layout : kind.attention_rows().value_or(kinds::RowLayout::per_sequence);
   switch (layout) {
     case kinds::RowLayout::per_sequence_partition_dim:
       return OutputLayout::seq_head_partition_dim;
@@ -77,7 +76,7 @@ CaseGeometry CaseGeometry::make(const cases::Case& c, const Tensor& block_tables
   return g;
 }
 
-bool CaseGeometry::partitioned() const { return kinds::kind_of(kernel).traits().partitioned; }
+bool CaseGeometry::partitioned() const { return kinds::kind_of(kernel).partitioned(); }
 
 std::int32_t CaseGeometry::partitions_of(std::int32_t seq) const {
   return partitions_of_sequence(seq_lens[static_cast<std::size_t>(seq)], partition_size);

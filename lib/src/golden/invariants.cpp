@@ -64,7 +64,7 @@ class Checker {
     read_lengths();
     if (c_.integer_cache()) check_codes();
     if (c_.integer_cache() && kind_.traits().attends) check_quant_params();
-    if (kind_.traits().writes_cache) {  // outputs of its own: the caches it writes
+    if (kind_.writes_cache()) {  // outputs of its own: the caches it writes
       report_.cache_write = true;
       check_cache_write();
       if (!kind_.traits().attends) return finish();
@@ -250,7 +250,7 @@ class Checker {
         violation("seq_lens", "[" + std::to_string(s) + "]",
                   "shapes: " + std::to_string(seq_lens.view().i32_at({s})) + ", the case's seq_len is " +
                       std::to_string(c_.seq_lens[static_cast<std::size_t>(s)]));
-    if (kind_.traits().new_tokens) {  // an output row per new token
+    if (token_rows_) {
       const auto start = c_.query_start_locs();
       first_row_.assign(start.begin(), start.end());
     }
@@ -260,7 +260,7 @@ class Checker {
   std::string index(std::int64_t row, std::int32_t head, std::int32_t dim) const {
     std::string s =
         "[" + std::to_string(row) + ", " + std::to_string(head) + ", " + std::to_string(dim) + "] (";
-    if (!kind_.traits().new_tokens) {
+    if (!token_rows_) {
       s += "seq " + std::to_string(row);
     } else {
       const std::int32_t seq = seq_of_row(row);
@@ -278,7 +278,7 @@ class Checker {
   }
 
   std::int32_t seq_of_row(std::int64_t row) const {
-    if (!kind_.traits().new_tokens) return static_cast<std::int32_t>(row);
+    if (!token_rows_) return static_cast<std::int32_t>(row);
     const auto it = std::upper_bound(first_row_.begin(), first_row_.end(), row);
     return static_cast<std::int32_t>(it - first_row_.begin()) - 1;
   }
@@ -516,6 +516,8 @@ class Checker {
   const TensorFile& file_;
   const Case c_;
   const kinds::KernelKind& kind_;
+  /// An output row per new token (prefix) or per sequence (decode): the layout of the kind's output.
+  const bool token_rows_ = kind_.attention_rows() == kinds::RowLayout::per_token;
   const cases::KernelFeatures features_ = cases::kernel_features(c_);
   const std::size_t max_;
   InvariantReport report_;

@@ -194,7 +194,7 @@ std::vector<MemoryTerm> estimated_memory_terms(const Case& c) {
   terms.push_back({"the block tables", c.extra_table_columns > widest ? "extra_table_columns" : "num_seqs",
                    seqs * std::max(widest + c.extra_table_columns, 1.0) * 4});
   terms.push_back({"the per-sequence lengths", "num_seqs", seqs * 4 * 8});  // seq_lens, query_lens and copies
-  if (kind.traits().new_tokens && kind.traits().attends) {  // the prefix plan's CTAs and K tiles
+  if (kind.runs_as(KernelVariant::prefix)) {  // the prefix plan's CTAs and K tiles
     PrefixShape shape;
     static_cast<LaunchShape&>(shape) = c;
     static_cast<KernelTuning&>(shape) = c;
@@ -203,7 +203,7 @@ std::vector<MemoryTerm> estimated_memory_terms(const Case& c) {
                      c.max_query_len > 0 ? "max_query_len" : "context_tile",
                      prefix_plan_bytes(shape, c.seq_lens, c.query_lens)});
   }
-  if (kind.traits().partitioned)
+  if (kind.partitioned())
     terms.push_back(
         {"V2's partials", "max_seq_len",
          seqs * c.num_heads *

@@ -78,9 +78,18 @@ class DecodeKind final : public TypedKind<KernelKind, cases::DecodeCase, kDecode
                                           &cases::make_decode_case, &decode_outputs> {
  public:
   DecodeKind()
-      : TypedKind(KindTraits{cases::CaseKernel::decode, "decode", "paged_attention_v1/v2", true, false, true,
-                             false, false, kVllmRules, kVariants, kFields, kInputs, kOutputs,
-                             kVendorOutputs}) {}
+      : TypedKind(KindTraits{.id = cases::CaseKernel::decode,
+                             .name = "decode",
+                             .vllm_op = "paged_attention_v1/v2",
+                             .attends = true,
+                             .new_tokens = false,
+                             .any_head_size = false,
+                             .vllm_rules = kVllmRules,
+                             .variants = kVariants,
+                             .fields = kFields,
+                             .inputs = kInputs,
+                             .outputs = kOutputs,
+                             .vendor_outputs = kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override {
     return ", partition " + std::to_string(c.partition_size);

@@ -31,6 +31,17 @@ bool KernelKind::runs_as(KernelVariant v) const {
   return std::find(traits_.variants.begin(), traits_.variants.end(), v) != traits_.variants.end();
 }
 
+bool KernelKind::writes_cache() const {
+  return std::any_of(traits_.outputs.begin(), traits_.outputs.end(),
+                     [](const OutputSpec& o) { return o.layout == RowLayout::cache; });
+}
+
+std::optional<RowLayout> KernelKind::attention_rows() const {
+  for (const auto& o : traits_.outputs)
+    if (o.judged == OutputSpec::Judged::final_output) return o.layout;
+  return std::nullopt;
+}
+
 std::span<const KernelKind* const> kernel_kinds() {
   static const KernelKind* const kinds[] = {&detail::decode_kind(), &detail::prefix_kind(),
                                             &detail::reshape_and_cache_kind(),

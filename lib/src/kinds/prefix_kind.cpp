@@ -15,7 +15,6 @@ namespace pao::kinds::detail {
 
 namespace {
 
-constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
 constexpr std::string_view kFields[] = {"block_m",       "block_n",          "context_tile",
                                         "max_query_len", "cache_new_tokens", "new_kv_source"};
 constexpr auto kInputs = names_of(kPrefixInputs);  // pao/kinds/golden_tensor_lists.hpp
@@ -37,9 +36,13 @@ class PrefixKind final : public TypedKind<PrefixStepKind, cases::PrefixCase, kPr
                                           &cases::make_prefix_case, &prefix_outputs> {
  public:
   PrefixKind()
-      : TypedKind(KindTraits{cases::CaseKernel::prefix, "prefix", "context_attention_fwd", true, true, false,
-                             false, true, prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs,
-                             kVendorOutputs}) {}
+      : TypedKind(KindTraits{.id = cases::CaseKernel::prefix,
+                             .name = "prefix",
+                             .vllm_op = "context_attention_fwd",
+                             .fields = kFields,
+                             .inputs = kInputs,
+                             .outputs = kOutputs,
+                             .vendor_outputs = kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override { return describe_prefix_step(c); }
 

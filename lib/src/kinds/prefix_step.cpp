@@ -42,7 +42,19 @@ std::string describe_prefix_step(const cases::Case& c) {
   return c.new_kv_source == NewKVSource::cache ? ", new K/V from the cache" : "";
 }
 
-std::span<const cases::VllmRule> prefix_step_vllm_rules() { return kVllmRules; }
+namespace {
+constexpr KernelVariant kStepVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
+KindTraits with_step_facts(KindTraits t) {
+  t.attends = true;
+  t.new_tokens = true;
+  t.any_head_size = true;  // vLLM's Triton kernel pads the head
+  t.vllm_rules = kVllmRules;
+  t.variants = kStepVariants;
+  return t;
+}
+}  // namespace
+
+PrefixStepKind::PrefixStepKind(KindTraits traits) : KernelKind(with_step_facts(traits)) {}
 
 NamedTensors prefix_step_outputs(const cases::PrefixCase& pc, const std::vector<std::string>& names,
                                  std::string_view kernel_output) {

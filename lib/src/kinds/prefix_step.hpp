@@ -24,7 +24,9 @@ namespace pao::kinds::detail {
 /// schema that its KindTraits::fields list.
 class PrefixStepKind : public KernelKind {
  public:
-  using KernelKind::KernelKind;
+  /// `traits` with the step's facts filled in: it attends, takes new tokens and any head size,
+  /// runs as the prefix kernel (or the fallback), under vLLM's rules for context_attention_fwd.
+  explicit PrefixStepKind(KindTraits traits);
 
   bool other_decomposition(cases::Case& c) const final;
   void write_metadata(const cases::Case& c, SafetensorsMetadata& m) const final;
@@ -32,9 +34,6 @@ class PrefixStepKind : public KernelKind {
 
 /// ", new K/V from the cache" or "": the step's words in cases::describe.
 std::string describe_prefix_step(const cases::Case& c);
-
-/// Where vLLM's context_attention_fwd computes something else (vllm/attention/ops/prefix_prefill.py).
-std::span<const cases::VllmRule> prefix_step_vllm_rules();
 
 /// The attention outputs of `names`: out and out_exact (exact precision) and `kernel_output` (the
 /// kernel precision's: prefix.out, write_and_attend.out) of the step `pc`.

@@ -21,20 +21,18 @@ constexpr auto& kVendorOutputs = kCacheOutputNames;
 class ReshapeAndCacheKind final : public KernelKind {
  public:
   ReshapeAndCacheKind()
-      : KernelKind(KindTraits{cases::CaseKernel::reshape_and_cache,
-                              "reshape_and_cache",
-                              "reshape_and_cache",
-                              false,
-                              true,
-                              false,
-                              true,
-                              true,
-                              {},
-                              {},
-                              kFields,
-                              kInputs,
-                              kOutputs,
-                              kVendorOutputs}) {}
+      : KernelKind(KindTraits{.id = cases::CaseKernel::reshape_and_cache,
+                              .name = "reshape_and_cache",
+                              .vllm_op = "reshape_and_cache",
+                              .attends = false,
+                              .new_tokens = true,
+                              .any_head_size = true,
+                              .vllm_rules = {},
+                              .variants = {},
+                              .fields = kFields,
+                              .inputs = kInputs,
+                              .outputs = kOutputs,
+                              .vendor_outputs = kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override {
     return ", " + std::to_string(c.num_tokens()) + " tokens written + " + std::to_string(c.padding_tokens) +

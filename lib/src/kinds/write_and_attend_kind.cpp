@@ -18,7 +18,6 @@ namespace pao::kinds::detail {
 namespace {
 
 constexpr std::string_view kKernelOutput = "write_and_attend.out";
-constexpr KernelVariant kVariants[] = {KernelVariant::prefix, KernelVariant::fallback};
 constexpr std::string_view kFields[] = {"block_m", "block_n", "context_tile", "max_query_len",
                                         "new_kv_source"};
 constexpr auto kInputs = names_of(kWriteAndAttendInputs);  // pao/kinds/golden_tensor_lists.hpp
@@ -45,10 +44,13 @@ NamedTensors written_step_outputs(cases::PrefixCase& step, const std::vector<std
 class WriteAndAttendKind final : public PrefixStepKind {
  public:
   WriteAndAttendKind()
-      : PrefixStepKind(KindTraits{cases::CaseKernel::write_and_attend, "write_and_attend",
-                                  "reshape_and_cache + context_attention_fwd", true, true, false, true, true,
-                                  prefix_step_vllm_rules(), kVariants, kFields, kInputs, kOutputs,
-                                  kVendorOutputs}) {}
+      : PrefixStepKind(KindTraits{.id = cases::CaseKernel::write_and_attend,
+                                  .name = "write_and_attend",
+                                  .vllm_op = "reshape_and_cache + context_attention_fwd",
+                                  .fields = kFields,
+                                  .inputs = kInputs,
+                                  .outputs = kOutputs,
+                                  .vendor_outputs = kVendorOutputs}) {}
 
   std::string describe(const cases::Case& c) const override {
     return ", " + std::to_string(c.num_tokens()) + " tokens written and attended" + describe_prefix_step(c);

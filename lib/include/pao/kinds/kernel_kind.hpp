@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,17 +51,18 @@ struct OutputSpec {
   std::string_view group;
 };
 
+/// A kind's row in the table of kinds, written with designated initialisers (`.attends = true`);
+/// a member left out is false or empty.
 struct KindTraits {
   cases::CaseKernel id;
-  std::string_view name;     // the case JSON's "kernel"
-  std::string_view vllm_op;  // "paged_attention_v1/v2", "context_attention_fwd", "reshape_and_cache"
-  bool attends;              // queries and heads: attention options, out / out_exact, the flash rule
-  bool new_tokens;           // query_lens: the new tokens of each sequence (rows of query / key / value)
-  bool partitioned;          // V2's partitions: partition_size, the partials, the reduce
-  bool writes_cache;         // its outputs include the caches it writes (key_cache_before in, key_cache out)
-  bool any_head_size;        // any head size (vLLM's Triton kernel pads it); else vLLM's decode list
-  std::span<const cases::VllmRule> vllm_rules;  // where vLLM's op computes something else (vllm_compat.hpp)
-  std::span<const KernelVariant> variants;      // how it runs: the plans, the simulator, the CUDA kernels
+  std::string_view name;       // the case JSON's "kernel"
+  std::string_view vllm_op;    // "paged_attention_v1/v2", "context_attention_fwd", "reshape_and_cache"
+  bool attends = false;        // queries and heads: attention options, out / out_exact, the flash rule
+  bool new_tokens = false;     // query_lens: the new tokens of each sequence (rows of query / key / value)
+  bool any_head_size = false;  // any head size (vLLM's Triton kernel pads it); else vLLM's decode list
+  /// Where vLLM's op computes something else (vllm_compat.hpp).
+  std::span<const cases::VllmRule> vllm_rules = {};
+  std::span<const KernelVariant> variants = {};  // how it runs: the plans, the simulator, the CUDA kernels
   std::span<const std::string_view> fields;  // the schema's kind_declared fields it takes (case_schema.hpp)
   std::span<const std::string_view> inputs;  // golden inputs, in file order (alibi_slopes only with ALiBi)
   std::span<const OutputSpec> outputs;       // golden outputs, in file order
@@ -85,6 +87,16 @@ class KernelKind {
   /// The output spec of `name`, or nullptr.
   const OutputSpec* output(std::string_view name) const;
   bool runs_as(KernelVariant v) const;
+
+  // ---- derived from what the kind declares (its variants and outputs), never declared twice --
+  /// V2's partitions (partition_size, the partials, the reduce): the kind runs as V2.
+  bool partitioned() const { return runs_as(KernelVariant::v2); }
+  /// Its outputs include the caches it writes (key_cache_before in, key_cache out): an output
+  /// laid out as a cache.
+  bool writes_cache() const;
+  /// The rows of its attention output: per_sequence (one query per sequence: decode) or per_token
+  /// (a row per new token: prefix); nullopt for a kind without attention (reshape_and_cache).
+  std::optional<RowLayout> attention_rows() const;
 
   // ---- the case model (pao/cases/) ---------------------------------------------------------
   /// The kind's words in cases::describe ("partition 512", "new K/V from the cache").
