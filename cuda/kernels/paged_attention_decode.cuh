@@ -188,6 +188,26 @@ __device__ __forceinline__ void load_cache(const T* cache, const PagedCacheLayou
   memcpy(out, &raw, sizeof raw);
 }
 
+/// N floats of shared memory at `src`, 16-byte aligned when N is a multiple of 4: vector loads
+/// (LDS.128) then, one per element otherwise.
+template <int N>
+__device__ __forceinline__ void load_shared_floats(const float* src, float (&out)[N]) {
+  if constexpr (N % 4 == 0) {
+#if defined(PAO_CUDA_EMULATION)
+    memcpy(out, src, sizeof out);
+#else
+    PAO_UNROLL
+    for (int i = 0; i < N / 4; ++i) {
+      const uint4 raw = reinterpret_cast<const uint4*>(src)[i];
+      memcpy(out + 4 * i, &raw, sizeof raw);
+    }
+#endif
+  } else {
+    PAO_UNROLL
+    for (int j = 0; j < N; ++j) out[j] = src[j];
+  }
+}
+
 // PagedCacheLayout::offset taken apart for the token loops, where it was the kernels' main
 // instruction cost (docs/cuda.md, "Where the instructions go"): offset(block, head, token, dim) =
 // block * block_stride + (head * head_stride + token * token_stride) + dims[dim], the head and
@@ -459,48 +479,63 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   float acc[ROWS_PER_THREAD];
   PAO_UNROLL
   for (int i = 0; i < ROWS_PER_THREAD; ++i) acc[i] = 0.0f;
+  // A block the partition holds whole (every block but its last, unless the partition ends on
+  // a block boundary) uses its p and V as loaded: the masking of the last block's tokens past the
+  // end was the identity there, and cost each full block its compares and selects. The same
+  // values either way: bit-identical.
+  const auto pv_block = [&](int b, auto vector_loads, auto whole_block) {
+    constexpr bool kWhole = decltype(whole_block)::value;
+    const std::int64_t physical = table[b];
+    const std::int64_t v_block = physical * p.value_layout.block_stride + v_row;
+    const int tok0 = b * BS + pv * VV;
+    const auto in_range = [&](int j) { return kWhole || tok0 + j < tokens.end; };
+    float prob[VV];
+    if constexpr (kWhole) {
+      load_shared_floats<VV>(shared + (tok0 - tokens.begin), prob);  // a partition starts on a block
+    } else {
+      PAO_UNROLL
+      for (int j = 0; j < VV; ++j) prob[j] = in_range(j) ? shared[tok0 + j - tokens.begin] : 0.0f;
+    }
+    constexpr bool kHalfDot = Q == DType::f16 && C == DType::f16;  // pv_dot_f16
+    [[maybe_unused]] __half prob_h[VV];
+    if constexpr (kHalfDot) {
+      PAO_UNROLL
+      for (int j = 0; j < VV; ++j) prob_h[j] = __float2half_rn(prob[j]);  // exact: already rounded to f16
+    }
+    PAO_UNROLL
+    for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+      const int r = row0 + i * ROWS_PER_ITER;
+      if (HS % ROWS_PER_ITER != 0 && r >= HS) continue;
+      CElem v[VV];
+      load_cache<CElem, VV>(v_cache, p.value_layout, decltype(vector_loads)::value, v_block + v_dims[r],
+                            physical, kv_head, pv * VV, r, true, v);
+      if constexpr (kHalfDot) {
+        __half v_h[VV];
+        PAO_UNROLL
+        for (int j = 0; j < VV; ++j) v_h[j] = __ushort_as_half(in_range(j) ? v[j] : std::uint16_t{0});
+        acc[i] = __fadd_rn(acc[i], pv_dot_f16<VV>(prob_h, v_h));
+      } else {
+        float vf[VV];
+        PAO_UNROLL
+        for (int j = 0; j < VV; ++j) {
+          if (!in_range(j))
+            vf[j] = 0.0f;
+          else if constexpr (kInteger)
+            vf[j] =
+                integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
+          else
+            vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
+        }
+        acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
+      }
+    }
+  };
   const auto pv_blocks = [&](auto vector_loads) {  // twice, as qk_blocks
     for (int b = first_block + warp; b <= last_block; b += NW) {
-      const std::int64_t physical = table[b];
-      const std::int64_t v_block = physical * p.value_layout.block_stride + v_row;
-      const int tok0 = b * BS + pv * VV;
-      float prob[VV];
-      PAO_UNROLL
-      for (int j = 0; j < VV; ++j) prob[j] = tok0 + j < tokens.end ? shared[tok0 + j - tokens.begin] : 0.0f;
-      constexpr bool kHalfDot = Q == DType::f16 && C == DType::f16;  // pv_dot_f16
-      [[maybe_unused]] __half prob_h[VV];
-      if constexpr (kHalfDot) {
-        PAO_UNROLL
-        for (int j = 0; j < VV; ++j) prob_h[j] = __float2half_rn(prob[j]);  // exact: already rounded to f16
-      }
-      PAO_UNROLL
-      for (int i = 0; i < ROWS_PER_THREAD; ++i) {
-        const int r = row0 + i * ROWS_PER_ITER;
-        if (HS % ROWS_PER_ITER != 0 && r >= HS) continue;
-        CElem v[VV];
-        load_cache<CElem, VV>(v_cache, p.value_layout, decltype(vector_loads)::value, v_block + v_dims[r],
-                              physical, kv_head, pv * VV, r, true, v);
-        if constexpr (kHalfDot) {
-          __half v_h[VV];
-          PAO_UNROLL
-          for (int j = 0; j < VV; ++j)
-            v_h[j] = __ushort_as_half(tok0 + j < tokens.end ? v[j] : std::uint16_t{0});
-          acc[i] = __fadd_rn(acc[i], pv_dot_f16<VV>(prob_h, v_h));
-        } else {
-          float vf[VV];
-          PAO_UNROLL
-          for (int j = 0; j < VV; ++j) {
-            if (tok0 + j >= tokens.end)
-              vf[j] = 0.0f;
-            else if constexpr (kInteger)
-              vf[j] =
-                  integer_cache_value<Q>(to_float<C>(v[j]), p.value_quant, physical, kv_head, pv * VV + j, r);
-            else
-              vf[j] = cache_value<Q, C, fp8_dequant_through_half(Q, VV)>(v[j], v_scale);
-          }
-          acc[i] = __fadd_rn(acc[i], pv_dot<Q, VV>(prob, vf));
-        }
-      }
+      if ((b + 1) * BS <= tokens.end)  // the same for the whole warp
+        pv_block(b, vector_loads, std::true_type{});
+      else
+        pv_block(b, vector_loads, std::false_type{});
     }
   };
   if (args.value_vector_loads)

@@ -7,7 +7,7 @@
 # DIR is a checkout of https://github.com/accel-sim/gpgpu-sim_distribution, branch dev,
 # commit 667834cf (v4.2.0, Oct 2024) — the one this set-up was made and checked with.
 # Steps (each skipped when its output is already there and up to date):
-#   1. Debian packages the simulator's build needs (bison, flex, zlib, makedepend, patchelf, GL).
+#   1. Debian packages the simulator's build needs (bison, flex, zlib, makedepend, patchelf, GL, patch).
 #   2. A CUDA install folder for the simulator (prefix/cuda): CUDA 11.8's runtime headers and
 #      libcudart from PyPI (nvidia-cuda-runtime-cu11), cuobjdump from PyPI (nvidia-cuda-cuobjdump),
 #      and three small wrappers: nvcc (answers --version as 11.8: the simulator's build reads it),
@@ -50,10 +50,18 @@ prefix="$(cd "$prefix" && pwd)"
 cuda="$prefix/cuda"
 sim="$prefix/src"
 log() { echo "== gpgpusim setup: $*"; }
+# The commit of a checkout: DIR's own git HEAD, or "unknown" when DIR is not the top of a
+# repository (an exported tree; or a folder inside pao's own repository, whose HEAD is not it).
+repo_head() {
+  local top
+  top="$(git -C "$1" rev-parse --show-toplevel 2>/dev/null)" || { echo unknown; return; }
+  [[ "$(cd "$top" && pwd -P)" == "$(cd "$1" && pwd -P)" ]] || { echo unknown; return; }
+  git -C "$1" rev-parse HEAD
+}
 
 # --- 1. Debian packages --------------------------------------------------------------------
 need_pkgs=()
-for p in bison flex zlib1g-dev xutils-dev patchelf libgl-dev rsync; do
+for p in bison flex zlib1g-dev xutils-dev patchelf libgl-dev rsync patch; do
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if [[ ${#need_pkgs[@]} -gt 0 ]]; then
@@ -99,7 +107,7 @@ if [[ $skip_sim -eq 0 ]]; then
   if [[ -n "$source_dir" ]]; then
     [[ -f "$source_dir/setup_environment" && -d "$source_dir/src/cuda-sim" ]] \
       || die "--source $source_dir is not a GPGPU-Sim checkout (no setup_environment, src/cuda-sim)"
-    commit="$(git -C "$source_dir" rev-parse HEAD 2>/dev/null || echo unknown)"
+    commit="$(repo_head "$source_dir")"
     [[ "$commit" == 667834cf* ]] || echo "warning: GPGPU-Sim commit $commit; this set-up was checked with 667834cf" >&2
     log "copying $source_dir to $sim"
     mkdir -p "$sim"
@@ -107,13 +115,14 @@ if [[ $skip_sim -eq 0 ]]; then
   fi
   # pao's fixes of simulator defects that give silently wrong results (patches/*.patch; each is
   # shown by repro/gpgpusim_repro.cu, docs/gpgpusim.md): fma rounded twice, f16 ties rounded away,
-  # barrier reductions inverted and never reset.
+  # barrier reductions inverted and never reset. Applied with patch(1), not git apply: under pao's
+  # own repository (the default prefix) git apply skips, without a word, every path outside it.
   for patch in "$here"/patches/*.patch; do
-    if git -C "$sim" apply --reverse --check "$patch" 2>/dev/null; then
+    if patch -p1 -R --dry-run -s -f -d "$sim" <"$patch" >/dev/null 2>&1; then
       continue  # already applied
     fi
     log "applying $(basename "$patch")"
-    git -C "$sim" apply "$patch" || die "$(basename "$patch") does not apply to $sim (another GPGPU-Sim commit?)"
+    patch -p1 --forward -s -d "$sim" <"$patch" || die "$(basename "$patch") does not apply to $sim (another GPGPU-Sim commit?)"
   done
   # CUDA 12/13 programs ask for the libcudart.so.12/13 symbol versions.
   for v in 12 13; do
@@ -134,7 +143,7 @@ $(tail -n 15 "$prefix/sim-build.log"))"
   libdir="$(find "$sim/lib" -name libcudart.so -path '*release*' | head -1)"
   [[ -n "$libdir" ]] || die "the build left no libcudart.so under $sim/lib"
   echo "$(dirname "$libdir")" > "$prefix/simlib.path"
-  git -C "$sim" rev-parse HEAD > "$prefix/sim-commit.txt" 2>/dev/null || echo unknown > "$prefix/sim-commit.txt"
+  repo_head "$sim" > "$prefix/sim-commit.txt"
   log "simulator: $(cat "$prefix/simlib.path") (commit $(cut -c1-8 "$prefix/sim-commit.txt"))"
 fi
 

@@ -5,8 +5,15 @@ that `pao sim validate` / `pao sim calibrate` read (docs/gpgpusim.md, "Cycle tim
     tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 80 --only decode --out data/measurements/gpgpusim-v100.csv
     tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 16 --only decode --out data/measurements/gpgpusim-v100-16sm.csv
 
+    tools/gpgpusim/time_grid.py --suite gpgpusim-timing --sms 16 --only decode --implementation vllm \
+        --out data/measurements/gpgpusim-v100-16sm-vllm.csv
+
 Each (case, kernel) of the suite runs in its own simulator process: pao-cuda-bench --cases ID
---kernels K --warmup 0 --repeats 1 under tools/gpgpusim/run.sh. The time is the simulator's cycles
+--kernels K --warmup 0 --repeats 1 under tools/gpgpusim/run.sh. With --implementation vllm the same
+rows time vLLM's own kernels instead (vllm-decode-bench, built by tools/gpgpusim/vllm/build.sh from a
+vLLM source tree outside this repository; decode rows of its one instance: head 128, blocks of 16,
+f16): their outputs are reported in the note, not judged, since GPGPU-Sim computes vLLM's packed
+f16x2 arithmetic on one half (gpgpusim-repro). The time is the simulator's cycles
 of the launch's kernels (V2: attention + reduce; `gpu_sim_cycle` per kernel, the kernel launch
 latency of the config included) divided by the config's core clock. The run is resumable: rows
 already in --out are kept and not rerun; every finished row is appended at once. --jobs runs that
@@ -82,14 +89,24 @@ def run_one(args, row, clock_mhz):
     work.mkdir(parents=True, exist_ok=True)
     sim_log = work / "gpgpusim.log"
     kernel = row["bench_kernel"]
-    cmd = [str(HERE / "run.sh"), "--sms", str(args.sms), "--work", str(work), "--timing", "--",
-           "pao-cuda-bench", "--suite", args.suite, "--cases", row["note"], "--kernels", kernel,
-           "--warmup", "0", "--repeats", "1", "--no-l2-flush", "--out", str(work / "bench.csv")]
+    if args.implementation == "vllm":
+        work = work.with_name(work.name + "-vllm")
+        work.mkdir(parents=True, exist_ok=True)
+        sim_log = work / "gpgpusim.log"
+        program = ["vllm-decode-bench", "--kernel", row["kernel"], "--num-seqs", row["num_seqs"],
+                   "--seq-len", row["seq_len"], "--num-heads", row["num_heads"], "--num-kv-heads",
+                   row["num_kv_heads"], "--timing-only"]
+        program[0] = str(args.prefix / "bin" / program[0])
+    else:
+        program = ["pao-cuda-bench", "--suite", args.suite, "--cases", row["note"], "--kernels", kernel,
+                   "--warmup", "0", "--repeats", "1", "--no-l2-flush", "--out", str(work / "bench.csv")]
+    cmd = [str(HERE / "run.sh"), "--sms", str(args.sms), "--work", str(work), "--timing", "--"] + program
     t0 = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0
     text = sim_log.read_text() if sim_log.exists() else ""
-    launched = [k for k in simulated_kernels(text) if "pao4cuda6detail" in k[0]]
+    marker = "4vllm" if args.implementation == "vllm" else "pao4cuda6detail"
+    launched = [k for k in simulated_kernels(text) if marker in k[0]]
     if r.returncode != 0 or not launched:
         tail = "\n".join((r.stdout + r.stderr).splitlines()[-6:])
         raise RuntimeError(f"{row['note']} {kernel}: exit {r.returncode}, {len(launched)} kernels simulated\n{tail}")
@@ -102,7 +119,7 @@ def run_one(args, row, clock_mhz):
     # GPGPU-Sim's cycles of a kernel include the config's launch latency (-gpgpu_kernel_launch_latency:
     # a one-partition reduce, 68 instructions a warp, takes 5992 cycles): host timing, in pao sim's terms.
     out["timing"] = "host"
-    out["implementation"] = "pao-cuda"  # pao's own CUDA kernels (pao sim: --implementation pao-cuda)
+    out["implementation"] = args.implementation  # whose kernels (pao sim: --implementation)
     out["group"] = f"{args.gpu}:{row['note']}"
     # No commas in a cell: the measurement CSVs are read by splitting at commas (docs/simulator.md).
     out["source"] = f"GPGPU-Sim {args.sim_commit} + tools/gpgpusim/patches; config SM7_QV100 (sm_75 code); " \
@@ -114,6 +131,10 @@ def run_one(args, row, clock_mhz):
     warps = sum(k[3] for k in launched)
     out["note"] = (f"{row['note']}; cycles {per_kernel}; {insts} thread instructions{per_kernel_counts(2)}; "
                    f"{warps} warp instructions{per_kernel_counts(3)}; {wall:.0f} s simulated")
+    if args.implementation == "vllm":
+        check = re.search(r"max \|out - reference\| (\S+):", text)
+        out["note"] += f"; vLLM at {args.vllm_source}; max |out - float64 reference| {check.group(1) if check else '?'}" \
+                       " (not judged: GPGPU-Sim's f16x2)"
     return out
 
 
@@ -126,6 +147,10 @@ def main():
     ap.add_argument("--prefix", type=pathlib.Path, default=ROOT / "build" / "gpgpusim", help="setup.sh's folder")
     ap.add_argument("--jobs", type=int, default=1, help="simulator processes side by side")
     ap.add_argument("--only", help="run only the (case, kernel) whose id and kernel contain this text")
+    ap.add_argument("--implementation", choices=["pao-cuda", "vllm"], default="pao-cuda",
+                    help="whose kernels: pao's (pao-cuda-bench) or vLLM's (vllm-decode-bench, tools/gpgpusim/vllm)")
+    ap.add_argument("--vllm-source", default="vLLM 0.22.1 sdist",
+                    help="with --implementation vllm: the vLLM source the bench was built from, for the rows")
     args = ap.parse_args()
     args.gpu = args.gpu or ("gpgpusim-v100" if args.sms == 80 else f"gpgpusim-v100-{args.sms}sm")
     args.prefix = args.prefix.resolve()
@@ -136,6 +161,15 @@ def main():
     clock = config_clock_mhz(args.prefix / "src" / "configs" / "tested-cfgs" / "SM7_QV100")
 
     runs = bench_cases(args.prefix, args.suite)
+    if args.implementation == "vllm":
+        if not (args.prefix / "bin" / "vllm-decode-bench").exists():
+            sys.exit("time_grid.py: error: no vllm-decode-bench: run tools/gpgpusim/vllm/build.sh --vllm DIR first")
+        instance = {"head_size": "128", "block_size": "16", "dtype": "f16", "kv_cache_dtype": "auto"}
+        kept = [r for r in runs if r["kernel"] in ("v1", "v2:256", "v2:512", "v2:1024")
+                and all(r.get(k) == v for k, v in instance.items())]
+        if len(kept) < len(runs):
+            log(f"{len(runs) - len(kept)} runs left out: vllm-decode-bench holds decode, head 128, blocks of 16, f16 only")
+        runs = kept
     out_path = pathlib.Path(args.out)
     done = set()
     if out_path.exists():
@@ -144,9 +178,11 @@ def main():
     else:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         with out_path.open("w") as f:
-            f.write(f"# pao's CUDA kernels timed under GPGPU-Sim (tools/gpgpusim/time_grid.py --suite {args.suite} "
-                    f"--sms {args.sms}): one launch per row, time_us = simulated cycles / {clock:g} MHz.\n"
-                    "# A second, independent model of a Volta GPU executing pao's real kernels: a cross-check of\n"
+            whose = "vLLM's CUDA kernels" if args.implementation == "vllm" else "pao's CUDA kernels"
+            f.write(f"# {whose} timed under GPGPU-Sim (tools/gpgpusim/time_grid.py --suite {args.suite} "
+                    f"--sms {args.sms} --implementation {args.implementation}): one launch per row, "
+                    f"time_us = simulated cycles / {clock:g} MHz.\n"
+                    "# A second, independent model of a Volta GPU executing the real kernels: a cross-check of\n"
                     "# pao's simulator, not hardware ground truth (docs/gpgpusim.md, 'How far to trust it').\n")
             f.write(",".join(COLUMNS) + "\n")
     if args.only:

@@ -18,6 +18,15 @@ with the loop's instruction count by class:
 
 The counts are static (each instruction once); a loop's dynamic weight is its trip count, which the
 kernel's shapes give (docs/cuda.md, "Where the instructions go").
+
+    tools/scripts/sass_loops.py --sass FILE.sass --function REGEX --path 0x8c30-0xa010 [--taken 0x46c0,0x4920]
+
+--path counts what one warp issues in one iteration of the loop from START to its back-edge at END,
+not the static body: the walk starts at START, takes every unconditional branch, takes the
+conditional branches listed in --taken (a uniform branch the common case takes, e.g. over a
+last-block-only masking), falls through every other (a branch not taken, or a divergent one whose
+skipped code some lanes run), and ends at END. A loop whose body holds a rarely taken branch is
+counted as the common case runs it; each decision is written in the command.
 """
 
 import argparse
@@ -90,11 +99,36 @@ def summary(code, lo, hi):
     return len(body), classes, widths
 
 
+def walk(code, lo, hi, taken):
+    """The instructions one warp issues from `lo` to the back-edge at `hi` (see --path)."""
+    index = {a: i for i, (a, _, _, _) in enumerate(code)}
+    if lo not in index or hi not in index:
+        raise ValueError(f"no instruction at 0x{lo:04x} or 0x{hi:04x}")
+    i, path = index[lo], []
+    while True:
+        address, predicate, opcode, operands = code[i]
+        if opcode != "NOP":
+            path.append((address, opcode))
+        if address == hi:
+            return path
+        if len(path) > 100000:
+            raise ValueError("the walk does not reach the back-edge")
+        if opcode.startswith("BRA") and not opcode.startswith("BRA.DIV"):
+            t = BRANCH_TARGET.search(operands)
+            unconditional = predicate in ("", "@PT")
+            if t and (unconditional or address in taken):
+                i = index[int(t.group(1), 16)]
+                continue
+        i += 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sass", help="cuobjdump -sass output (default: standard input)")
     parser.add_argument("--function", help="only functions whose mangled name matches this regex")
     parser.add_argument("--min", type=int, default=8, help="leave out loops shorter than this (default 8)")
+    parser.add_argument("--path", help="START-END: one iteration's path from START to the back-edge at END")
+    parser.add_argument("--taken", default="", help="with --path: the conditional branches taken (addresses)")
     args = parser.parse_args(argv)
     text = open(args.sass).read().splitlines() if args.sass else sys.stdin.read().splitlines()
     functions = parse(text)
@@ -106,6 +140,21 @@ def main(argv=None):
         if args.function and not re.search(args.function, name):
             continue
         shown += 1
+        if args.path:
+            try:
+                lo, hi = (int(x, 16) for x in args.path.split("-"))
+                taken = {int(x, 16) for x in args.taken.split(",") if x}
+                path = walk(code, lo, hi, taken)
+            except ValueError as e:
+                print(f"sass_loops: --path {args.path}: {e}", file=sys.stderr)
+                return 2
+            classes = Counter(instruction_class(op) for _, op in path)
+            widths = Counter(op for _, op in path if op.startswith(("LDG", "LDS", "STG", "STS")))
+            print(f"{name}: path 0x{lo:04x}-0x{hi:04x}: {len(path)} instructions: "
+                  + ", ".join(f"{k} {v}" for k, v in classes.most_common()))
+            if widths:
+                print("  memory: " + ", ".join(f"{k} {v}" for k, v in sorted(widths.items())))
+            continue
         total, classes, _ = summary(code, 0, 1 << 62)
         print(f"{name}: {total} instructions")
         print("  " + ", ".join(f"{k} {v}" for k, v in classes.most_common()))

@@ -22,6 +22,8 @@ struct Results {
   float mul_add;                             // mul.rn.f32 then add.rn.f32 (two roundings, for contrast)
   unsigned short f16_tie_subnormal;          // cvt.rn.f16.f32 of 2^-25 (a tie: RNE gives 0x0000)
   unsigned short f16_tie_normal;             // cvt.rn.f16.f32 of 1 + 2^-11 (a tie: RNE gives 0x3c00)
+  unsigned f16x2_mul;                        // mul.f16x2 of (1.5, 2) and (2, 3): (3, 6) = 0x46004200
+  unsigned f16x2_add;                        // add.f16x2 of (1, 2) and (0.5, 0.25): (1.5, 2.25) = 0x40803e00
   unsigned or_all_false[kBlocks][kThreads];  // bar.red.or.pred, every thread false
   unsigned or_one_true[kBlocks][kThreads];   // bar.red.or.pred, thread 5 true
   unsigned or_all_false_again[kBlocks][kThreads];
@@ -57,7 +59,7 @@ __device__ unsigned butterfly_sum(unsigned v) {
   return v;
 }
 
-__global__ void repro(const float* in, Results* r) {
+__global__ void repro(const float* in, const unsigned* in_bits, Results* r) {
   const int t = static_cast<int>(threadIdx.x), b = static_cast<int>(blockIdx.x);
   if (b == 0 && t == 0) {
     float d;
@@ -72,6 +74,13 @@ __global__ void repro(const float* in, Results* r) {
     r->f16_tie_subnormal = h;
     asm volatile("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(in[4]));
     r->f16_tie_normal = h;
+    // Packed halves (vLLM's decode kernels multiply and add V with them): two lanes of f16 in a
+    // 32-bit register, low half first. GPGPU-Sim's lexer reads .f16x2 as .f16 (its own TODO).
+    unsigned x;
+    asm volatile("mul.f16x2 %0, %1, %2;" : "=r"(x) : "r"(in_bits[0]), "r"(in_bits[1]));
+    r->f16x2_mul = x;
+    asm volatile("add.f16x2 %0, %1, %2;" : "=r"(x) : "r"(in_bits[2]), "r"(in_bits[3]));
+    r->f16x2_add = x;
   }
   r->or_all_false[b][t] = barrier_or(false);
   r->or_one_true[b][t] = barrier_or(t == 5);
@@ -137,13 +146,18 @@ int main() {
   // a * b = 1 + 2^-11 + 2^-24 exactly: one rounding (fma) keeps the 2^-24, two roundings lose it.
   const float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
   const float in[5] = {a, a, c, 0x1p-25f, 1.0f + 0x1p-11f};
+  // f16 pairs, low half first: (1.5, 2), (2, 3), (1, 2), (0.5, 0.25).
+  const unsigned in_bits[4] = {0x40003e00u, 0x42004000u, 0x40003c00u, 0x34003800u};
   float* d_in = nullptr;
+  unsigned* d_bits = nullptr;
   Results* d_r = nullptr;
   if (!cuda_ok(cudaMalloc(&d_in, sizeof in), "cudaMalloc") ||
+      !cuda_ok(cudaMalloc(&d_bits, sizeof in_bits), "cudaMalloc") ||
       !cuda_ok(cudaMalloc(&d_r, sizeof(Results)), "cudaMalloc") ||
-      !cuda_ok(cudaMemcpy(d_in, in, sizeof in, cudaMemcpyHostToDevice), "cudaMemcpy"))
+      !cuda_ok(cudaMemcpy(d_in, in, sizeof in, cudaMemcpyHostToDevice), "cudaMemcpy") ||
+      !cuda_ok(cudaMemcpy(d_bits, in_bits, sizeof in_bits, cudaMemcpyHostToDevice), "cudaMemcpy"))
     return 3;
-  repro<<<kBlocks, kThreads, kThreads * sizeof(unsigned)>>>(d_in, d_r);
+  repro<<<kBlocks, kThreads, kThreads * sizeof(unsigned)>>>(d_in, d_bits, d_r);
   Results r{};
   if (!cuda_ok(cudaGetLastError(), "launch") || !cuda_ok(cudaDeviceSynchronize(), "run") ||
       !cuda_ok(cudaMemcpy(&r, d_r, sizeof r, cudaMemcpyDeviceToHost), "cudaMemcpy"))
@@ -152,6 +166,8 @@ int main() {
   report_float("mul.rn.f32 + add.rn.f32 round twice (contrast)", 0.0f, r.mul_add);
   report_code("cvt.rn.f16.f32 2^-25: a tie, to even", 0x0000, r.f16_tie_subnormal);
   report_code("cvt.rn.f16.f32 1 + 2^-11: a tie, to even", 0x3c00, r.f16_tie_normal);
+  report_code("mul.f16x2 (1.5, 2) x (2, 3): both halves", 0x46004200u, r.f16x2_mul);
+  report_code("add.f16x2 (1, 2) + (0.5, 0.25): both halves", 0x40803e00u, r.f16x2_add);
   report_all("bar.red.or.pred, every vote false", r.or_all_false, 0);
   report_all("bar.red.or.pred, thread 5 votes true", r.or_one_true, 1);
   report_all("bar.red.or.pred, every vote false again", r.or_all_false_again, 0);
