@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
 
   constexpr bool kInteger = C == DType::u8 || C == DType::i8;
   constexpr bool kFp8 = C != Q && !kInteger;
-  [[maybe_unused]] constexpr int kQkUnroll = NUM_VECS <= 16 && !kInteger ? NUM_VECS : 4;
+  constexpr bool kQkWhole = NUM_VECS <= 16 && !kInteger;  // the Q·K step loop unrolled whole
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -413,22 +413,43 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
       const std::int64_t physical = table[b];
       const std::int64_t k_block = physical * p.key_layout.block_stride + k_row;
       float acc[VEC];
-      // Unrolled whole up to 16 steps, as vLLM's: every step's load in flight at once and the
-      // loop's control and addresses once per block (unrolled 4 times, it took 604 instead of 510
-      // instructions per block at head size 128, f16; docs/cuda.md, "Where the instructions go").
-      // Longer loops and integer caches (a dequantisation per element) keep 4: code size.
-      PAO_UNROLL_BY(kQkUnroll)
-      for (int j = 0; j < NUM_VECS; ++j) {
+      // K vector j (dims j * DPS + group_lane * VEC + [0, VEC)) into the running products.
+      const auto product = [&](int j, const CElem(&k)[VEC]) {
         const int dim0 = j * DPS + group_lane * VEC;
-        CElem k[VEC];
-        load_cache<CElem, VEC>(k_cache, p.key_layout, decltype(vector_loads)::value, k_block + k_dims[dim0],
-                               physical, kv_head, group, dim0, false, k);
         PAO_UNROLL
         for (int l = 0; l < VEC; ++l) {
           const float kf = kInteger ? integer_cache_value<Q>(to_float<C>(k[l]), p.key_quant, physical,
                                                              kv_head, group, dim0 + l)
                                     : cache_value<Q, C, fp8_dequant_through_half(Q, VEC)>(k[l], k_scale);
           acc[l] = j == 0 ? __fmul_rn(q_s[dim0 + l], kf) : __fmaf_rn(q_s[dim0 + l], kf, acc[l]);
+        }
+      };
+      const auto load_k = [&](int j, CElem(&k)[VEC]) {
+        const int dim0 = j * DPS + group_lane * VEC;
+        load_cache<CElem, VEC>(k_cache, p.key_layout, decltype(vector_loads)::value, k_block + k_dims[dim0],
+                               physical, kv_head, group, dim0, false, k);
+      };
+      if constexpr (kQkWhole) {
+        // Unrolled whole up to 16 steps, as vLLM's: the loop's control and addresses once per
+        // block (unrolled 4 times, it took 604 instead of 510 instructions per block at head size
+        // 128, f16; docs/cuda.md, "Where the instructions go"). Every K vector of the token is
+        // loaded before the first product, vLLM's order, so that a warp issuing in program order
+        // (GPGPU-Sim runs the PTX as written) waits once, not once per step; the products keep
+        // their order: bit-identical.
+        CElem k[NUM_VECS][VEC];
+        PAO_UNROLL
+        for (int j = 0; j < NUM_VECS; ++j) load_k(j, k[j]);
+        PAO_UNROLL
+        for (int j = 0; j < NUM_VECS; ++j) product(j, k[j]);
+      } else {
+        // Longer loops and integer caches (a dequantisation per element): unrolled 4 times, each
+        // load beside its use (loads held for a whole batch spill at head size 256): code size
+        // and registers.
+        PAO_UNROLL_BY(4)
+        for (int j = 0; j < NUM_VECS; ++j) {
+          CElem k[VEC];
+          load_k(j, k);
+          product(j, k);
         }
       }
       float dot = acc[0];

@@ -133,7 +133,7 @@ def run_one(args, row, clock_mhz):
                    f"{warps} warp instructions{per_kernel_counts(3)}; {wall:.0f} s simulated")
     if args.implementation == "vllm":
         check = re.search(r"max \|out - reference\| (\S+):", text)
-        out["note"] += f"; vLLM at {args.vllm_source}; max |out - float64 reference| {check.group(1) if check else '?'}" \
+        out["note"] += f"; {args.vllm_source}; max |out - float64 reference| {check.group(1) if check else '?'}" \
                        " (not judged: GPGPU-Sim's f16x2)"
     return out
 

@@ -9,6 +9,8 @@ workload and the timing agrees (kernel, partition, sequences, heads, head and bl
 timing). For each pair: both times, pao / vLLM, and each one's bandwidth as a fraction of the device's DRAM peak
 (achieved_gbps / dram_peak_gbps). Then the geometric mean and the worst ratio, overall and for V2, and issue
 #38's two targets: V2 within 1.3x of vLLM's on every row, and >= 35 % of the peak at 128 x 4096 (V1 or V2).
+Any two CSVs of one device compare: GPGPU-Sim's too (tools/gpgpusim/time_grid.py, with
+--device data/devices/gpgpusim-v100-16sm.json; their rows carry no bandwidth: "-").
 Exit 0 when the targets hold, 1 when one does not, 2 when the input is unusable (no pair in common).
 """
 
@@ -46,7 +48,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     peak = json.loads(pathlib.Path(args.device).read_text())["fields"]["dram_peak_gbps"]["value"]
     pao, vllm = rows(args.pao_csv), rows(args.vllm_csv)
-    common = [k for k in pao if k in vllm]
+    # In the order of the measurements: sequences, then length, then the kernel.
+    common = sorted((k for k in pao if k in vllm), key=lambda k: (int(k[2]), int(k[9]), k[1] != "v1", k[1]))
     if not common:
         print(f"cuda_vs_vllm: no row of {args.pao_csv} has a match in {args.vllm_csv}", file=sys.stderr)
         return 2
@@ -62,8 +65,9 @@ def main(argv=None):
         frac = [float(r["achieved_gbps"]) / peak if r.get("achieved_gbps") else float("nan") for r in (p, v)]
         if k[2] == "128" and k[9] == "4096":
             at_128x4096.append(frac[0])
+        shown = [f"{f:.1%}" if f == f else "-" for f in frac]  # "-": a CSV without achieved_gbps
         print(f"{k[2] + ' x ' + k[9]:>12} {kernel:8} {float(p['time_us']):9.1f} {float(v['time_us']):9.1f} "
-              f"{ratio:8.2f}x {frac[0]:8.1%} {frac[1]:9.1%}")
+              f"{ratio:8.2f}x {shown[0]:>8} {shown[1]:>9}")
     geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"\n{len(common)} rows in common ({len(pao)} pao, {len(vllm)} vLLM): pao / vLLM geometric mean "
           f"{geomean:.2f}x, worst {max(ratios):.2f}x")
