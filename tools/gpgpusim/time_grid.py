@@ -93,10 +93,9 @@ def run_one(args, row, clock_mhz):
         work = work.with_name(work.name + "-vllm")
         work.mkdir(parents=True, exist_ok=True)
         sim_log = work / "gpgpusim.log"
-        program = ["vllm-decode-bench", "--kernel", row["kernel"], "--num-seqs", row["num_seqs"],
-                   "--seq-len", row["seq_len"], "--num-heads", row["num_heads"], "--num-kv-heads",
-                   row["num_kv_heads"], "--timing-only"]
-        program[0] = str(args.prefix / "bin" / program[0])
+        program = [str(args.prefix / "bin" / "vllm-decode-bench"), "--kernel", row["kernel"],
+                   "--num-seqs", row["num_seqs"], "--seq-len", row["seq_len"], "--num-heads", row["num_heads"],
+                   "--num-kv-heads", row["num_kv_heads"], "--timing-only"]
     else:
         program = ["pao-cuda-bench", "--suite", args.suite, "--cases", row["note"], "--kernels", kernel,
                    "--warmup", "0", "--repeats", "1", "--no-l2-flush", "--out", str(work / "bench.csv")]

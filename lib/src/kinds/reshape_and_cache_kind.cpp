@@ -27,8 +27,6 @@ class ReshapeAndCacheKind final : public KernelKind {
                               .attends = false,
                               .new_tokens = true,
                               .any_head_size = true,
-                              .vllm_rules = {},
-                              .variants = {},
                               .fields = kFields,
                               .inputs = kInputs,
                               .outputs = kOutputs,

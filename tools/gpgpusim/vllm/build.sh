@@ -34,6 +34,6 @@ command -v patchelf >/dev/null || die "patchelf is needed (tools/gpgpusim/setup.
 mkdir -p "$prefix/bin"
 out="$prefix/bin/vllm-decode-bench"
 nvcc -O3 -DNDEBUG -std=c++17 --expt-relaxed-constexpr -DENABLE_FP8 -arch=sm_75 --cudart shared \
-  -I"$vllm/csrc" -I"$here/shim" -o "$out" "$here/vllm_decode_bench.cu"
+  -I"$vllm/csrc" -I"$here/shim" -I"$root/lib/include" -o "$out" "$here/vllm_decode_bench.cu"
 patchelf --replace-needed libcudart.so.13 libcudart.so.11.0 "$out"
 echo "built $out (vLLM from $vllm)"
