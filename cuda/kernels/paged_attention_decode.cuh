@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
 
   constexpr bool kInteger = C == DType::u8 || C == DType::i8;
   constexpr bool kFp8 = C != Q && !kInteger;
-  constexpr bool kQkWhole = NUM_VECS <= 16 && !kInteger;  // the Q·K step loop unrolled whole
+  constexpr bool kQkWhole = qk_unrolled_whole(G, HS, kInteger);  // the Q·K step loop unrolled whole
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -430,9 +430,10 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
                                physical, kv_head, group, dim0, false, k);
       };
       if constexpr (kQkWhole) {
-        // Unrolled whole up to 16 steps, as vLLM's: the loop's control and addresses once per
-        // block (unrolled 4 times, it took 604 instead of 510 instructions per block at head size
-        // 128, f16; docs/cuda.md, "Where the instructions go"). Every K vector of the token is
+        // Unrolled whole up to 16 steps of up to 4 elements (qk_unrolled_whole: more holds q and
+        // K in 160 to 254 registers), as vLLM's: the loop's control and addresses once per block
+        // (unrolled 4 times, it took 604 instead of 510 instructions per block at head size 128,
+        // f16; docs/cuda.md, "Where the instructions go"). Every K vector of the token is
         // loaded before the first product, vLLM's order, so that a warp issuing in program order
         // (GPGPU-Sim runs the PTX as written) waits once, not once per step; the products keep
         // their order: bit-identical.
@@ -442,10 +443,10 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
         PAO_UNROLL
         for (int j = 0; j < NUM_VECS; ++j) product(j, k[j]);
       } else {
-        // Longer loops and integer caches (a dequantisation per element): unrolled 4 times, each
-        // load beside its use (loads held for a whole batch spill at head size 256): code size
-        // and registers.
-        PAO_UNROLL_BY(4)
+        // Longer loops, vectors of 8 and integer caches (a dequantisation per element): unrolled
+        // 4 times, each load beside its use (loads held for a whole batch spill at head size 256):
+        // code size and registers.
+        PAO_UNROLL_BY(kQkUnroll)
         for (int j = 0; j < NUM_VECS; ++j) {
           CElem k[VEC];
           load_k(j, k);

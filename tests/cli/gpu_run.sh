@@ -10,7 +10,7 @@ cuda=$(cd "$(dirname "$pao")/../cuda" 2>/dev/null && pwd)
 expect_tool 0 "$run" --out "$tmp/dry" --bin "${cuda:-$tmp/none}" --deadline-s 120
 check "the summary is written" test -s "$tmp/dry/summary.txt"
 for stage in facts check-smoke check-edges check-integer check-gpgpusim check-instances check-vllm \
-  probe bench-gpu bench-loop bench-prefix sim-validate torch-cuda; do
+  probe bench-vllm-shapes cuda-vs-vllm bench-gpu bench-loop bench-prefix sim-validate torch-cuda; do
   check "the summary has a line for $stage" grep -q "^$stage " "$tmp/dry/summary.txt"
 done
 check "every device stage says why it skipped" \
@@ -32,9 +32,9 @@ exec sleep 100
 SH
 chmod +x "$tmp/fake/pao-cuda-check" "$tmp/fake/pao-cuda-bench"
 expect_tool 0 "$run" --out "$tmp/cut" --bin "$tmp/fake" --deadline-s 7
-check "the cut stage is marked cut" grep -q "^bench-gpu  *cut " "$tmp/cut/summary.txt"
+check "the cut stage is marked cut" grep -q "^bench-vllm-shapes  *cut " "$tmp/cut/summary.txt"
 check "its row is kept" grep -q "v1,12.5" "$tmp/cut/bench-gpu.csv"
-check "the stages after it find the deadline spent" grep -q "^bench-loop .*the deadline is spent" "$tmp/cut/summary.txt"
+check "the stages after it find the deadline spent" grep -q "^bench-gpu .*the deadline is spent" "$tmp/cut/summary.txt"
 
 expect_tool 2 "$run" --frob
 expect_tool 2 "$run" --deadline-s soon

@@ -1,7 +1,8 @@
 // The simulator against real H200 timings of two implementations of the same decode kernels
-// (data/measurements/h200-vllm.csv: vLLM's; h200-pao-cuda.csv: pao's), one device descriptor for
-// both (docs/simulator.md, "Validation on an H200"); and the model's parts those rows rest on:
-// regret, the measured register counts, pao's in-order rate and its K loads in flight.
+// (data/measurements/h200-vllm.csv: vLLM's; h200-pao-cuda.csv: pao's before issue #38's cuts,
+// implementation pao-cuda-pre38), one device descriptor for both (docs/simulator.md, "Validation on
+// an H200"); and the model's parts those rows rest on: regret, the measured register counts, the
+// kernels' in-order rates and their K loads in flight.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -69,7 +70,8 @@ TEST_CASE("sim registers: the decode kernels' measured register counts set their
   // ptxas, sm_90 (data/measurements/sm90-decode-registers.md).
   CHECK(decode_registers_per_thread(KernelImplementation::vllm, pao::KernelVariant::v1, w) == 164);
   CHECK(decode_registers_per_thread(KernelImplementation::vllm, pao::KernelVariant::v2, w) == 126);
-  CHECK(decode_registers_per_thread(KernelImplementation::pao_cuda, pao::KernelVariant::v1, w) == 120);
+  CHECK(decode_registers_per_thread(KernelImplementation::pao_cuda_pre38, pao::KernelVariant::v1, w) == 120);
+  CHECK(decode_registers_per_thread(KernelImplementation::pao_cuda, pao::KernelVariant::v2, w) == 96);
   // An instance nobody compiled takes the nearest one of its dtypes (head 120: head 128's), and
   // dtypes nobody compiled take f16's.
   w.head_size = 120;
@@ -87,32 +89,60 @@ TEST_CASE("sim registers: the decode kernels' measured register counts set their
   CHECK(compute_occupancy(d, launches.front().resources).ctas_per_sm == 3);
 }
 
-TEST_CASE("sim pao-cuda: its in-order rate is GPGPU-Sim's and its Q.K waits once per 4 K vectors") {
-  // The constant is the GPGPU-Sim descriptors' measured field (tools/gpgpusim/instruction_scale.py).
-  CHECK(kPaoCudaCyclesPerWarpInstruction == load_device("gpgpusim-v100").cycles_per_warp_instruction);
+TEST_CASE("sim pao-cuda: each generation's in-order rate and K loads in flight") {
+  // Before issue #38's cuts pao's kernels ran at their own in-order rate on every device (measured
+  // under GPGPU-Sim, tests/sim/test_sim_gpgpusim.cpp) and waited once per 4 K vectors; since, they
+  // issue a token's K loads first and take the device's rate, as vLLM's do.
   CHECK(implementation_cycles_per_warp_instruction(KernelImplementation::vllm) == 0.0);
+  CHECK(implementation_cycles_per_warp_instruction(KernelImplementation::pao_cuda) == 0.0);
+  CHECK(implementation_cycles_per_warp_instruction(KernelImplementation::pao_cuda_pre38) ==
+        kPaoCudaPre38CyclesPerWarpInstruction);
   const Device d = load_device("h200");
   Workload w;
   w.num_heads = 32;
   w.num_kv_heads = 8;
   w.seq_lens = {512};
-  for (const auto implementation : {KernelImplementation::vllm, KernelImplementation::pao_cuda}) {
-    CAPTURE(to_string(implementation));
+  struct Expected {
+    KernelImplementation implementation;
+    std::int32_t head_size, loads_in_turn;
+  };
+  // Head 128 over f16: thread groups of 2 lanes, vectors of 4 elements: 16 vectors a lane, which
+  // pao's kernels now load at once (pao::kQkWholeMaxVectors); head 256: 32, 4 at a time.
+  const pao::DecodeGeometry g = pao::DecodeGeometry::make(32, 128, 16, 2);
+  CHECK(128 / g.dims_per_step == pao::kQkWholeMaxVectors);
+  for (const auto& e :
+       {Expected{KernelImplementation::vllm, 128, 1}, Expected{KernelImplementation::vllm, 256, 1},
+        Expected{KernelImplementation::pao_cuda, 128, 1},
+        Expected{KernelImplementation::pao_cuda, 256, 256 / g.dims_per_step / pao::kQkUnroll},
+        Expected{KernelImplementation::pao_cuda_pre38, 128, 16 / kPaoCudaPre38KLoadsInFlight},
+        Expected{KernelImplementation::pao_cuda_pre38, 256, 32 / kPaoCudaPre38KLoadsInFlight}}) {
+    CAPTURE(to_string(e.implementation));
+    CAPTURE(e.head_size);
+    w.head_size = e.head_size;
     KernelConfig k;
     k.kind = pao::KernelVariant::v1;
-    k.implementation = implementation;
+    k.implementation = e.implementation;
     const auto plan = decode_plan(d, w, k);
-    const auto cost = decode_instruction_cost(w, plan, implementation);
-    // Head 128 over f16: thread groups of 2 lanes, vectors of 4 elements: 16 vectors a lane.
-    const auto g = pao::DecodeGeometry::make(32, 128, 16, 2);
-    CHECK(128 / g.dims_per_step == 16);
-    CHECK(cost.qk_loads_in_turn == (implementation == KernelImplementation::vllm ? 1 : 16 / 4));
+    const auto cost = decode_instruction_cost(w, plan, e.implementation);
+    CHECK(cost.qk_loads_in_turn == e.loads_in_turn);
     const auto launches = build_launches(d, w, k);
     // 32 blocks over 4 warps: 8 blocks a warp, each a Q.K (its round trips) and a P.V, + 2.
     CHECK(launches.front().ctas.front().iterations == 8 * (cost.qk_loads_in_turn + 1) + 2);
     CHECK(launches.front().cycles_per_warp_instruction ==
-          implementation_cycles_per_warp_instruction(implementation));
+          implementation_cycles_per_warp_instruction(e.implementation));
   }
+  // Blocks of 32 (vectors of 8 elements, which unrolled whole took 254 registers) and integer
+  // caches (a dequantisation per element) keep the unroll of 4.
+  w.head_size = 128;
+  KernelConfig k;
+  k.implementation = KernelImplementation::pao_cuda;
+  w.block_size = 32;
+  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn ==
+        16 / pao::kQkUnroll);
+  w.block_size = 16;
+  w.kv_cache_dtype = pao::DType::u8;
+  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn ==
+        16 / pao::kQkUnroll);
 }
 
 TEST_CASE("sim h200: one descriptor explains vLLM's and pao's kernels") {

@@ -3,8 +3,11 @@
 the microbenchmark launches (docs/gpgpusim.md, "Instruction counts and in-order issue"):
 
     tools/gpgpusim/time_grid.py --suite gpgpusim-microbench --sms 80 \\
-        --out data/measurements/gpgpusim-v100-microbench.csv
-    tools/gpgpusim/instruction_scale.py data/measurements/gpgpusim-v100-microbench.csv
+        --out data/measurements/gpgpusim-v100-microbench-cuts.csv
+    tools/gpgpusim/instruction_scale.py data/measurements/gpgpusim-v100-microbench-cuts.csv
+
+(data/measurements/gpgpusim-v100-microbench.csv holds the same launches of the kernels before issue
+#38's cuts, implementation pao-cuda-pre38.)
 
 Each row of the CSV is one launch of pao's CUDA decode kernels (one query head, so one CTA per
 partition, alone on its SM) with GPGPU-Sim's cycles and thread instructions per kernel (its note).
@@ -18,11 +21,15 @@ partition, alone on its SM) with GPGPU-Sim's cycles and thread instructions per 
   sim/src/model/instruction_model.cpp.
 - The reduce's factors: pao's reduce CTA's instructions over the model's, least squares, for one
   partition (a copy) and for two or more (the merge).
-- Cycles per warp instruction: every kernel's cycles less the config's launch latency, over its
-  CTA's instructions per warp (its 4 warps run side by side on the SM's 4 schedulers, with equal
-  shares: the lengths are multiples of 4 blocks), least squares through the origin per instance:
-  f16's with blocks of 16 is cycles_per_warp_instruction of data/devices/gpgpusim-v100*.json, and
+- Cycles per warp instruction: every kernel's cycles less the config's launch latency and less its
+  CTA's dependent load round trips (the model's max_cta_iterations x the descriptor's
+  iteration_latency_us: a warp waits on a load, then issues what uses it), over its CTA's
+  instructions per warp (its 4 warps run side by side on the SM's 4 schedulers, with equal shares:
+  the lengths are multiples of 4 blocks), least squares through the origin per instance: f16's with
+  blocks of 16 is the in-order rate (pao-cuda: cycles_per_warp_instruction of
+  data/devices/gpgpusim-v100*.json; pao-cuda-pre38: kPaoCudaPre38CyclesPerWarpInstruction), and
   each instance's over it the in_order factor of instruction_model.cpp.
+  tests/sim/test_sim_gpgpusim.cpp recomputes both from the CSVs.
 """
 import argparse
 import csv
@@ -61,17 +68,21 @@ def measured(row):
     return list(zip(cycles, insts))
 
 
-def model(pao, row, device):
-    """The model's (vLLM's) launch: per kernel (CTAs, warp instructions)."""
+def model(pao, row, device, implementation="vllm"):
+    """The model's launch of the implementation's kernels: per kernel (CTAs, warp instructions, the
+    most dependent load round trips of a CTA)."""
     cmd = [pao, "sim", "run", "--device", device, "--kernel", row["kernel"], "--num-seqs", row["num_seqs"],
            "--num-heads", row["num_heads"], "--num-kv-heads", row["num_kv_heads"], "--head-size", row["head_size"],
            "--block-size", row["block_size"], "--dtype", row["dtype"], "--seq-len", row["seq_len"],
            "--kv-cache-dtype", row.get("kv_cache_dtype") or "auto",
-           "--implementation", "vllm", "--json"]
+           "--implementation", implementation, "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"{' '.join(cmd)}: {r.stderr.strip()}")
-    return [(k["ctas"], k["warp_instructions"]) for k in json.loads(r.stdout)["kernels"]]
+    kernels = json.loads(r.stdout)["kernels"]
+    if any("max_cta_iterations" not in k for k in kernels):
+        fail(f"{pao} prints no max_cta_iterations: build a pao of 2026-12-06 or later")
+    return [(k["ctas"], k["warp_instructions"], k["max_cta_iterations"]) for k in kernels]
 
 
 def least_squares(a, b):
@@ -101,30 +112,35 @@ def main():
     args = ap.parse_args()
     device = json.loads((ROOT / "data" / "devices" / f"{args.device}.json").read_text())["fields"]
     launch_cycles = device["launch_latency_us"]["value"] * device["clock_ghz"]["value"] * 1e3
+    trip_cycles = device["iteration_latency_us"]["value"] * device["clock_ghz"]["value"] * 1e3
 
     instances = {}  # (dtype, cache, block size) -> (attention, reduce): [(length | partitions, pao, model)]
-    cpi = []  # (instructions per warp, cycles less the launch latency, name)
+    cpi = []  # (instructions per warp, cycles less the launch latency and the round trips, name)
     attention_row = {}  # a row of each instance (its shapes, for the model's own lengths)
-    for row in rows_of(args.csv):
-        if row.get("implementation", "pao-cuda") != "pao-cuda":
-            fail(f"row {row['kernel']} {row['seq_len']}: implementation {row['implementation']}, not pao-cuda")
+    rows = rows_of(args.csv)
+    implementation = rows[0].get("implementation", "pao-cuda") if rows else "pao-cuda"
+    for row in rows:
+        if row.get("implementation", "pao-cuda") != implementation or not implementation.startswith("pao-cuda"):
+            fail(f"row {row['kernel']} {row['seq_len']}: implementation {row['implementation']}; "
+                 f"one of pao's (pao-cuda, pao-cuda-pre38) is expected, the same in every row")
         if row["num_seqs"] != "1" or row["num_heads"] != "1":
             fail(f"row {row['kernel']} {row['seq_len']}: the microbenchmarks are one sequence, one head")
         got, want = measured(row), model(args.pao, row, args.device)
+        trips = [k[2] for k in model(args.pao, row, args.device, implementation)]
         if len(got) != len(want):
             fail(f"row {row['kernel']} {row['seq_len']}: {len(got)} kernels simulated, the model has {len(want)}")
         key = (row["dtype"], row.get("kv_cache_dtype") or "auto", int(row["block_size"]))
         attention, reduce = instances.setdefault(key, ([], []))
         attention_row[key] = row
         length = int(row["seq_len"])
-        for i, ((cycles, warp_insts), (ctas, model_insts)) in enumerate(zip(got, want)):
+        for i, ((cycles, warp_insts), (ctas, model_insts, _)) in enumerate(zip(got, want)):
             pao_per_cta, model_per_cta = warp_insts / ctas, model_insts / ctas
             if i == 0 and row["kernel"] == "v1":
                 attention.append((length, pao_per_cta, model_per_cta))
             if i == 1:
                 reduce.append((math.ceil(length / int(row["partition_size"])), pao_per_cta, model_per_cta))
             name = f"{key[0]}/{key[1]} b{key[2]} {row['kernel']} {length} #{i}"
-            cpi.append((pao_per_cta / (THREADS // WARP), cycles - launch_cycles, name))
+            cpi.append((pao_per_cta / (THREADS // WARP), cycles - launch_cycles - trips[i] * trip_cycles, name))
 
     table = []
     for (dtype, cache, block_size), (attention, reduce) in sorted(instances.items()):
@@ -170,16 +186,18 @@ def main():
     cpi_of = {key: through_origin([c for c in cpi if c[2].startswith(f"{key[0]}/{key[1]} b{key[2]} ")])
               for key in instances}
     device_cpi = cpi_of[reference]
-    print(f"\ncycles per warp instruction in program order (each kernel's cycles less the {launch_cycles:.0f}-cycle launch,")
-    print("over its busiest warp's instructions; least squares through the origin per instance):")
+    print(f"\ncycles per warp instruction in program order (each kernel's cycles less the {launch_cycles:.0f}-cycle launch")
+    print(f"and its CTA's round trips at {trip_cycles:.0f} cycles, over its busiest warp's instructions; least squares")
+    print("through the origin per instance):")
     for key in sorted(instances):
         ratios = sorted(y / x for x, y, n in cpi if n.startswith(f"{key[0]}/{key[1]} b{key[2]} "))
         print(f"  {key[0]:5s} {key[1]:9s} {key[2]:3d}: {cpi_of[key]:6.2f}  (kernels {ratios[0]:.2f} to {ratios[-1]:.2f}); "
               f"in_order {cpi_of[key] / device_cpi:.3f}")
-    print(f"f16, blocks of 16, round trips included: {device_cpi:.2f}; the descriptors' cycles_per_warp_instruction is")
-    print("this fit with each kernel's load round trips (the model's iterations x iteration_latency_us) taken out")
-    print("first, which needs the C++ model's iterations: tests/sim/test_sim_gpgpusim.cpp computes and checks it")
-    print("\nInstructionScale (per_tokens, per_cta, reduce_copy, reduce_merge, in_order), sim/src/model/instruction_model.cpp:")
+    where = ("cycles_per_warp_instruction of data/devices/gpgpusim-v100*.json" if implementation == "pao-cuda"
+             else "kPaoCudaPre38CyclesPerWarpInstruction")
+    print(f"f16, blocks of 16: {device_cpi:.2f}, the in-order rate ({where})")
+    print(f"\nInstructionScale of {implementation} (per_tokens, per_cta, reduce_copy, reduce_merge, in_order), "
+          "sim/src/model/instruction_model.cpp:")
     for dtype, cache, block_size, f in table:
         in_order = cpi_of[(dtype, cache, block_size)] / device_cpi
         print(f"  {dtype:5s} {cache:9s} {block_size:3d}: {{{f[0]:.3f}, {f[1]:.3f}, {f[2]:.3f}, {f[3]:.3f}, {in_order:.3f}}}")

@@ -93,12 +93,16 @@ PY
   cp "$prefix/wheels/x/nvidia/cuda_runtime/lib/libcudart.so.11.0" "$cuda/lib64/"
   ln -sf libcudart.so.11.0 "$cuda/lib64/libcudart.so"
   install -m 755 "$prefix/wheels/x/nvidia/cu13/bin/cuobjdump" "$cuda/bin/cuobjdump.real"
-  install -m 755 "$here/wrappers/nvcc" "$cuda/bin/nvcc"
-  sed "s#@HOST_PTXAS@#$host_ptxas#" "$here/wrappers/ptxas" > "$cuda/bin/ptxas"
-  sed "s#@FIXUPS@#$here/ptx_fixups.sed#" "$here/wrappers/cuobjdump" > "$cuda/bin/cuobjdump"
-  chmod 755 "$cuda/bin/ptxas" "$cuda/bin/cuobjdump"
   touch "$cuda/.complete"
 fi
+# The wrappers, on every run (a set-up made before a wrapper changed gets the new one); each
+# written aside and moved into place, so that a simulator running meanwhile never reads half of one.
+install -m 755 "$here/wrappers/nvcc" "$cuda/bin/nvcc"
+sed -e "s#@HOST_PTXAS@#$host_ptxas#" -e "s#@CACHE@#$prefix/ptxas-cache#" "$here/wrappers/ptxas" > "$cuda/bin/ptxas.new"
+sed "s#@FIXUPS@#$here/ptx_fixups.sed#" "$here/wrappers/cuobjdump" > "$cuda/bin/cuobjdump.new"
+chmod 755 "$cuda/bin/ptxas.new" "$cuda/bin/cuobjdump.new"
+mv "$cuda/bin/ptxas.new" "$cuda/bin/ptxas"
+mv "$cuda/bin/cuobjdump.new" "$cuda/bin/cuobjdump"
 
 # --- 3. The simulator ------------------------------------------------------------------------
 if [[ $skip_sim -eq 0 ]]; then

@@ -26,6 +26,7 @@ strip "$pkg/bin/"*
 for tool in check bench probe; do ln -s pao-cuda "$pkg/bin/pao-cuda-$tool"; done
 cp -r data "$pkg/data"
 cp tools/gpu/run.sh "$pkg/run.sh"
+cp tools/scripts/cuda_vs_vllm.py "$pkg/"  # run.sh's cuda-vs-vllm stage
 mkdir -p "$pkg/examples/cases"  # torch's kernels judged on the GPU (run.sh's torch stages)
 cp examples/vendor_harness.py examples/vendor_harness_flex.py examples/vendor_harness_sdpa.py "$pkg/examples/"
 cp examples/cases/flex.json "$pkg/examples/cases/"

@@ -102,8 +102,29 @@ stage check-gpgpusim 15 "$check" --suite gpgpusim
 stage check-instances 65 "$check" --suite instances --full --quiet --budget-s 55
 stage check-vllm 45 "$check" --suite vllm --quiet --budget-s 35
 stage probe 50 "$probe" --out "$out/device-probe.json" --base h200
-stage bench-gpu 85 "$bench" --kernels v1,v2:256,v2:512,v2:1024 --out "$out/bench-gpu.csv" --resume --budget-s 75
-stage bench-loop 30 "$bench" --kernels v1,v2:512 --timing loop --out "$out/bench-loop.csv" --resume --budget-s 25
+# Issue #38's comparison first: pao's kernels on the seven shapes of vLLM's H200 rows
+# (data/measurements/h200-vllm.csv: 32 / 8 heads of 128 and 16 / 2 of 256, f16, blocks of 16),
+# into bench-gpu.csv, which the grid's stage then resumes past; then pao / vLLM row by row and the
+# issue's two targets (cuda_vs_vllm.py: exit 1 when a target is missed, said in its log, not a failure).
+vllm_shapes="l512-s0 l2048.2048.2048.2048.2048.2048.2048.2048-s0 l32of1024-s0 l128of4096-s0"
+vllm_shapes="$(for s in $vllm_shapes; do printf 'decode-h32x8-d128-b16-f16-auto-constant-xc0-%s ' "$s"; done)"
+vllm_shapes="$vllm_shapes$(for s in l1024-s0 l8192.8192.8192.8192.8192.8192.8192.8192-s0 l128of2048-s0; do
+  printf 'decode-h16x2-d256-b16-f16-auto-constant-xc0-%s ' "$s"; done)"
+# shellcheck disable=SC2016,SC2086  # the loop's variables are sh -c's; the shapes split on purpose
+stage bench-vllm-shapes 40 "${bench:+sh}" -c 'b=$1 o=$2; shift 2
+  for c; do "$b" --cases "$c" --kernels v1,v2:256,v2:512,v2:1024 --out "$o" --resume || exit; done' \
+  sh "$bench" "$out/bench-gpu.csv" $vllm_shapes
+compare=""
+for f in "$here/cuda_vs_vllm.py" "$root/tools/scripts/cuda_vs_vllm.py"; do [ -f "$f" ] && { compare=$f; break; }; done
+if [ -s "$out/bench-gpu.csv" ] && [ -n "$compare" ]; then
+  # shellcheck disable=SC2016
+  stage cuda-vs-vllm 5 sh -c '"$@"; [ $? -le 1 ]' sh "${PYTHON:-python3}" "$compare" "$out/bench-gpu.csv" \
+    "$data/measurements/h200-vllm.csv" --device "$data/devices/h200.json"
+else
+  skip cuda-vs-vllm "no rows in bench-gpu.csv, or no cuda_vs_vllm.py"
+fi
+stage bench-gpu 45 "$bench" --kernels v1,v2:256,v2:512,v2:1024 --out "$out/bench-gpu.csv" --resume --budget-s 40
+stage bench-loop 25 "$bench" --kernels v1,v2:512 --timing loop --out "$out/bench-loop.csv" --resume --budget-s 20
 stage bench-prefix 25 "$bench" --kernels prefix --out "$out/bench-prefix.csv" --resume --budget-s 20
 if [ -s "$out/bench-gpu.csv" ]; then  # the simulator against what was just measured, fitted and probed
   stage sim-validate 20 "$pao" sim validate --device h200 -m "$out/bench-gpu.csv" --no-logo

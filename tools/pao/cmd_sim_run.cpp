@@ -167,7 +167,7 @@ void add_run(CLI::App& sim, Action& action) {
   opts->device.add_to(*cmd);
   cmd->add_option("--kernel,-k", opts->kernel,
                   "v1 | v2[:PARTITION] | prefix[:BLOCK_MxBLOCK_N] | fallback[:TILE], each with an optional "
-                  "@pao-cuda (pao's own CUDA kernels; see --implementation)")
+                  "@IMPLEMENTATION (@pao-cuda: pao's own CUDA kernels; see --implementation)")
       ->capture_default_str();
   opts->kernel_options.add_to(*cmd);
   opts->workload.add_to(*cmd);

@@ -214,7 +214,7 @@ void add_sweep(CLI::App& sim, Action& action) {
   opts->device.add_to(*cmd);
   cmd->add_option("--kernels", opts->kernels,
                   "comma-separated kernels: v1, v2[:PARTITION], prefix[:MxN], fallback[:TILE], each with an "
-                  "optional @pao-cuda")
+                  "optional @IMPLEMENTATION (@pao-cuda, @pao-cuda-pre38; see --implementation)")
       ->capture_default_str();
   cmd->add_option(
          "--axis", opts->axes,

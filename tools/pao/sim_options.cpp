@@ -151,9 +151,10 @@ void KernelOptions::add_to(CLI::App& app) {
          [this](const std::string& text) {
            flags.implementation = parse_kernel_implementation(text, "--implementation");
          },
-         "whose compiled decode kernels to time: vllm (vLLM's, the default) or pao-cuda (pao's own CUDA "
-         "kernels, as tools/gpgpusim runs them: more instructions per CTA; docs/gpgpusim.md)")
-      ->type_name("vllm|pao-cuda");
+         "whose compiled decode kernels to time: vllm (vLLM's, the default), pao-cuda (pao's own CUDA "
+         "kernels, with their instruction counts measured under GPGPU-Sim) or pao-cuda-pre38 (pao's kernels "
+         "before issue #38's cuts, which the H200 rows timed); docs/gpgpusim.md")
+      ->type_name("vllm|pao-cuda|pao-cuda-pre38");
 }
 
 KernelConfig KernelOptions::defaults(const cases::Case* from_case) const {

@@ -9,6 +9,7 @@ workload and the timing agrees (kernel, partition, sequences, heads, head and bl
 timing). For each pair: both times, pao / vLLM, and each one's bandwidth as a fraction of the device's DRAM peak
 (achieved_gbps / dram_peak_gbps). Then the geometric mean and the worst ratio, overall and for V2, and issue
 #38's two targets: V2 within 1.3x of vLLM's on every row, and >= 35 % of the peak at 128 x 4096 (V1 or V2).
+A CSV without a gpu column (as pao-cuda-bench writes it) is taken as the other's GPU.
 Any two CSVs of one device compare: GPGPU-Sim's too (tools/gpgpusim/time_grid.py, with
 --device data/devices/gpgpusim-v100-16sm.json; their rows carry no bandwidth: "-").
 Exit 0 when the targets hold, 1 when one does not, 2 when the input is unusable (no pair in common).
@@ -26,17 +27,24 @@ KEY = ("gpu", "kernel", "num_seqs", "num_heads", "num_kv_heads", "head_size", "b
        "kv_cache_dtype", "seq_len", "timing")
 
 
-def rows(path):
-    """The data rows of a measurement CSV (lines starting with '#' are comments), by KEY."""
+def rows(path, with_gpu=True):
+    """The data rows of a measurement CSV (lines starting with '#' are comments), by KEY; without
+    with_gpu the gpu cell is left out of the key (a CSV as pao-cuda-bench writes it has no gpu column)."""
     with open(path, newline="") as f:
         lines = [line for line in f if not line.startswith("#")]
     table = {}
     for r in csv.DictReader(lines):
-        missing = [k for k in KEY + ("time_us",) if k not in r]
+        missing = [k for k in KEY + ("time_us",) if k not in r and (with_gpu or k != "gpu")]
         if missing:
             raise SystemExit(f"cuda_vs_vllm: {path}: no column {', '.join(missing)}")
-        table[tuple(r[k] for k in KEY)] = r
+        table[tuple(r.get(k, "") if k != "gpu" or with_gpu else "" for k in KEY)] = r
     return table
+
+
+def has_gpu_column(path):
+    with open(path, newline="") as f:
+        header = next((line for line in f if not line.startswith("#")), "")
+    return "gpu" in next(csv.reader([header]), [])
 
 
 def main(argv=None):
@@ -47,7 +55,9 @@ def main(argv=None):
                         help="descriptor whose dram_peak_gbps is the peak (default data/devices/h200.json)")
     args = parser.parse_args(argv)
     peak = json.loads(pathlib.Path(args.device).read_text())["fields"]["dram_peak_gbps"]["value"]
-    pao, vllm = rows(args.pao_csv), rows(args.vllm_csv)
+    # Rows of one GPU are compared; a CSV without a gpu column (pao-cuda-bench's) is taken as that GPU's.
+    with_gpu = has_gpu_column(args.pao_csv) and has_gpu_column(args.vllm_csv)
+    pao, vllm = rows(args.pao_csv, with_gpu), rows(args.vllm_csv, with_gpu)
     # In the order of the measurements: sequences, then length, then the kernel.
     common = sorted((k for k in pao if k in vllm), key=lambda k: (int(k[2]), int(k[9]), k[1] != "v1", k[1]))
     if not common:

@@ -823,6 +823,8 @@ SimResult simulate(const Device& device, std::span<const Launch> launches, Trace
     const double issue_capacity =
         static_cast<double>(device.num_sms) * device.per_sm_issue_rate() * 1e-6 * k.busy_us;
     k.warp_instructions = launch.total_warp_instructions();
+    for (const auto& cta : launch.ctas)
+      k.max_cta_iterations = std::max<std::int64_t>(k.max_cta_iterations, cta.iterations);
     if (issue_capacity > 0) k.issue_utilisation = k.warp_instructions / issue_capacity;
     k.time_us = end - prev_end;
     prev_end = end;

@@ -129,6 +129,7 @@ nlohmann::ordered_json result_to_json(const SimResult& r, const Device& d, const
                             {"warp_instructions", kr.warp_instructions},
                             {"issue_utilisation", kr.issue_utilisation},
                             {"mean_occupancy", kr.mean_occupancy},
+                            {"max_cta_iterations", kr.max_cta_iterations},
                             {"dram_bytes", kr.dram_bytes},
                             {"issue_us", kr.issue_us},
                             {"start_us", kr.start_us},

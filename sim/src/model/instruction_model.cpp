@@ -8,7 +8,6 @@
 #include <cstdlib>
 
 #include "pao/core/error.hpp"
-#include "pao/kernels/decode_geometry.hpp"
 #include "pao/plan/partition.hpp"
 
 namespace pao::sim {
@@ -47,35 +46,65 @@ InstructionScale instruction_scale(KernelImplementation implementation, const Wo
   if (implementation == KernelImplementation::vllm) return {};
   // pao's CUDA kernels (sm_75 PTX, head 128) over this model's counts of vLLM's for the same
   // launches, per compiled instance: GPGPU-Sim's warp instructions issued in the
-  // gpgpusim-microbench launches (data/measurements/gpgpusim-v100-microbench.csv), as
-  // tools/gpgpusim/instruction_scale.py derives them (its output: docs/gpgpusim.md). Other head
-  // sizes follow vLLM's structure, checked on the gpgpusim-shapes launches.
+  // gpgpusim-microbench launches, as tools/gpgpusim/instruction_scale.py derives them (its output:
+  // docs/gpgpusim.md) — data/measurements/gpgpusim-v100-microbench-cuts.csv for pao-cuda,
+  // gpgpusim-v100-microbench.csv for pao-cuda-pre38 (whose in_order factors were taken with the
+  // round trips in until 2026-12-06: 0.889, 0.703, 0.653, 0.528, 0.504). Other head sizes follow
+  // vLLM's structure, checked on the gpgpusim-shapes launches.
   struct Measured {
+    KernelImplementation implementation;
     DType dtype, cache;
     std::int32_t block_size;
     InstructionScale scale;
   };
+  using enum KernelImplementation;
   static constexpr Measured kMeasured[] = {
-      {DType::f16, DType::f16, 16, {3.682, 3.419, 5.667, 2.676, 1.000}},
-      {DType::f16, DType::f16, 32, {3.425, 2.605, 5.667, 2.676, 0.889}},
-      {DType::bf16, DType::bf16, 16, {6.895, 3.706, 5.750, 2.897, 0.703}},
-      {DType::bf16, DType::bf16, 32, {6.386, 2.805, 5.750, 2.897, 0.653}},
-      {DType::f16, DType::fp8_e4m3, 16, {6.385, 3.541, 5.667, 2.676, 0.528}},
-      {DType::f16, DType::fp8_e4m3, 32, {6.439, 2.520, 5.667, 2.676, 0.504}},
+      {pao_cuda, DType::f16, DType::f16, 16, {1.478, 3.762, 5.667, 2.676, 1.000}},
+      {pao_cuda, DType::f16, DType::f16, 32, {1.516, 2.768, 5.667, 2.676, 1.199}},
+      {pao_cuda, DType::bf16, DType::bf16, 16, {5.094, 4.445, 5.750, 2.897, 0.655}},
+      {pao_cuda, DType::bf16, DType::bf16, 32, {5.346, 3.117, 5.750, 2.897, 0.717}},
+      {pao_cuda, DType::f16, DType::fp8_e4m3, 16, {5.063, 4.063, 5.667, 2.676, 0.600}},
+      {pao_cuda, DType::f16, DType::fp8_e4m3, 32, {5.514, 2.887, 5.667, 2.676, 0.637}},
+      {pao_cuda_pre38, DType::f16, DType::f16, 16, {3.682, 3.419, 5.667, 2.676, 1.000}},
+      {pao_cuda_pre38, DType::f16, DType::f16, 32, {3.425, 2.605, 5.667, 2.676, 0.911}},
+      {pao_cuda_pre38, DType::bf16, DType::bf16, 16, {6.895, 3.706, 5.750, 2.897, 0.715}},
+      {pao_cuda_pre38, DType::bf16, DType::bf16, 32, {6.386, 2.805, 5.750, 2.897, 0.678}},
+      {pao_cuda_pre38, DType::f16, DType::fp8_e4m3, 16, {6.385, 3.541, 5.667, 2.676, 0.540}},
+      {pao_cuda_pre38, DType::f16, DType::fp8_e4m3, 32, {6.439, 2.520, 5.667, 2.676, 0.527}},
   };
-  // The instance of the workload's dtypes with the nearest block size; f16 over f16 at blocks of
-  // 16 (the first) for dtypes no microbenchmark measured.
+  // The instance of the workload's dtypes with the nearest block size; the implementation's f16
+  // over f16 at blocks of 16 for dtypes no microbenchmark measured.
   const Measured* best = nullptr;
-  for (const auto& m : kMeasured)
+  const Measured* reference = nullptr;
+  for (const auto& m : kMeasured) {
+    if (m.implementation != implementation) continue;
+    if (m.dtype == DType::f16 && m.cache == DType::f16 && m.block_size == 16) reference = &m;
     if (m.dtype == w.dtype && m.cache == w.kv_cache_dtype &&
         (best == nullptr ||
          std::abs(m.block_size - w.block_size) < std::abs(best->block_size - w.block_size)))
       best = &m;
-  return (best != nullptr ? *best : kMeasured[0]).scale;
+  }
+  return (best != nullptr ? *best : *reference).scale;
 }
 
 double implementation_cycles_per_warp_instruction(KernelImplementation implementation) {
-  return implementation == KernelImplementation::pao_cuda ? kPaoCudaCyclesPerWarpInstruction : 0.0;
+  return implementation == KernelImplementation::pao_cuda_pre38 ? kPaoCudaPre38CyclesPerWarpInstruction : 0.0;
+}
+
+std::int32_t qk_loads_in_turn(KernelImplementation implementation, const Workload& w,
+                              const DecodeGeometry& g) {
+  const std::int32_t k_vectors = w.head_size / g.dims_per_step;  // a lane's K vectors per token
+  switch (implementation) {
+    case KernelImplementation::vllm:
+      return 1;
+    case KernelImplementation::pao_cuda:
+      return qk_unrolled_whole(g, w.head_size, is_integer_cache(w.kv_cache_dtype))
+                 ? 1
+                 : ceil_div(k_vectors, kQkUnroll);
+    case KernelImplementation::pao_cuda_pre38:
+      return ceil_div(k_vectors, kPaoCudaPre38KLoadsInFlight);
+  }
+  return 1;
 }
 
 DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePlan& plan,
@@ -132,8 +161,7 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
   c.softmax_per_round *= scale.per_tokens;
   c.per_cta *= scale.per_cta;
   c.in_order = scale.in_order;
-  if (implementation == KernelImplementation::pao_cuda)
-    c.qk_loads_in_turn = ceil_div(w.head_size / g.dims_per_step, kPaoCudaKLoadsInFlight);
+  c.qk_loads_in_turn = qk_loads_in_turn(implementation, w, g);
   return c;
 }
 

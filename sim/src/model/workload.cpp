@@ -37,14 +37,39 @@ std::string Workload::to_string() const {
   return os.str();
 }
 
+namespace {
+
+struct ImplementationName {
+  KernelImplementation implementation;
+  std::string_view name;
+};
+constexpr ImplementationName kImplementationNames[] = {
+    {KernelImplementation::vllm, "vllm"},
+    {KernelImplementation::pao_cuda, "pao-cuda"},
+    {KernelImplementation::pao_cuda_pre38, "pao-cuda-pre38"},
+};
+
+}  // namespace
+
 std::string_view to_string(KernelImplementation implementation) {
-  return implementation == KernelImplementation::pao_cuda ? "pao-cuda" : "vllm";
+  for (const auto& n : kImplementationNames)
+    if (n.implementation == implementation) return n.name;
+  return "?";
+}
+
+bool is_pao_cuda(KernelImplementation implementation) {
+  return implementation == KernelImplementation::pao_cuda ||
+         implementation == KernelImplementation::pao_cuda_pre38;
 }
 
 KernelImplementation parse_kernel_implementation(std::string_view text, std::string_view what) {
-  if (text == "vllm") return KernelImplementation::vllm;
-  if (text == "pao-cuda") return KernelImplementation::pao_cuda;
-  fail(what, ": '", excerpt(text), "' is not a kernel implementation (expected vllm or pao-cuda)");
+  std::string choices;
+  for (const auto& n : kImplementationNames) {
+    if (n.name == text) return n.implementation;
+    choices += (choices.empty() ? "" : ", ");
+    choices += n.name;
+  }
+  fail(what, ": '", excerpt(text), "' is not a kernel implementation (expected one of ", choices, ")");
 }
 
 std::string KernelConfig::label() const {

@@ -50,6 +50,24 @@ struct DecodeGeometry {
   PAO_HD constexpr bool v_row_fits_warp() const { return v_vecs_per_row <= warp_size; }
 };
 
+/// pao's CUDA decode kernel (cuda/kernels/paged_attention_decode.cuh) unrolls its Q·K loop over a
+/// lane's K vectors whole, every vector of a token loaded before the first product, where a lane
+/// holds at most kQkWholeMaxVectors vectors of at most kQkWholeMaxVecSize elements, outside integer
+/// caches (a dequantisation per element); otherwise the loop is unrolled kQkUnroll times, each
+/// load beside its use. Whole, ptxas keeps all of the lane's q and K values in registers: with
+/// vectors of 8 (blocks of 32 under 16-bit activations) 254 registers at head size 128 and 162 at
+/// 64, against 95 and 80 unrolled 4 times (sm_90, tools/scripts/cuda_registers.py). The
+/// simulator's pao-cuda model counts a warp's dependent load round trips by the same rule.
+inline constexpr std::int32_t kQkWholeMaxVectors = 16;
+inline constexpr std::int32_t kQkWholeMaxVecSize = 4;
+inline constexpr std::int32_t kQkUnroll = 4;
+
+/// Whether pao's CUDA decode kernel unrolls the Q·K loop whole for a head size (above).
+PAO_HD constexpr bool qk_unrolled_whole(const DecodeGeometry& g, std::int32_t head_size, bool integer_cache) {
+  return head_size / g.dims_per_step <= kQkWholeMaxVectors && g.vec_size <= kQkWholeMaxVecSize &&
+         !integer_cache;
+}
+
 /// Whether vLLM's decode kernel dequantises an fp8 cache element through half for activations of
 /// `activation` loaded in vectors of `vec_size` elements (csrc/quantization/fp8/nvidia/
 /// quant_utils.cuh). Its scaled_convert into float2 / Float4_ / Float8_ (f32 activations, two or

@@ -33,20 +33,21 @@ struct KernelResult {
   std::string name;
   std::int64_t ctas = 0;
   Occupancy occupancy;
-  double waves = 0;              // ctas / (ctas_per_sm * num_sms)
-  std::int64_t full_waves = 0;   // ceil(waves)
-  double issue_us = 0;           // host issued the launch
-  double start_us = 0;           // first CTA dispatched
-  double end_us = 0;             // last CTA finished
-  double time_us = 0;            // end_us - previous kernel's end_us (latency and gap included)
-  double busy_us = 0;            // end_us - start_us
-  double dram_bytes = 0;         // bytes the engine moved (the integral of the bandwidth)
-  double achieved_gbps = 0;      // dram_bytes / busy_us
-  double sm_utilisation = 0;     // SM-time with >= 1 resident CTA / (num_sms * busy_us)
-  double warp_instructions = 0;  // the CTAs' warp instructions (instruction_model.hpp), all of them
-  double issue_utilisation = 0;  // warp instructions / (num_sms * per_sm_issue_rate * busy_us)
-  double mean_occupancy = 0;     // mean resident CTAs per SM / ctas_per_sm
-  std::int64_t events = 0;       // engine events (dispatches, phase changes, completions)
+  double waves = 0;                     // ctas / (ctas_per_sm * num_sms)
+  std::int64_t full_waves = 0;          // ceil(waves)
+  double issue_us = 0;                  // host issued the launch
+  double start_us = 0;                  // first CTA dispatched
+  double end_us = 0;                    // last CTA finished
+  double time_us = 0;                   // end_us - previous kernel's end_us (latency and gap included)
+  double busy_us = 0;                   // end_us - start_us
+  double dram_bytes = 0;                // bytes the engine moved (the integral of the bandwidth)
+  double achieved_gbps = 0;             // dram_bytes / busy_us
+  double sm_utilisation = 0;            // SM-time with >= 1 resident CTA / (num_sms * busy_us)
+  double warp_instructions = 0;         // the CTAs' warp instructions (instruction_model.hpp), all of them
+  double issue_utilisation = 0;         // warp instructions / (num_sms * per_sm_issue_rate * busy_us)
+  double mean_occupancy = 0;            // mean resident CTAs per SM / ctas_per_sm
+  std::int64_t max_cta_iterations = 0;  // the most dependent load round trips of one CTA
+  std::int64_t events = 0;              // engine events (dispatches, phase changes, completions)
 };
 
 struct SimResult {

@@ -9,14 +9,17 @@
 // one instruction each; what compilers fuse or split is left to the fitted issue_efficiency.
 //
 // pao's own CUDA kernels (KernelImplementation::pao_cuda: cuda/kernels, as tools/gpgpusim runs
-// their PTX) compute the same CTAs with more instructions per phase: each K / V vector's address
-// through PagedCacheLayout::offset (64-bit products, a division for the x-split K layout), q read
-// from shared memory, --fmad=false, kernel_exp's polynomial instead of ex2, bf16 roundings in
-// software on sm_75. Their counts are vLLM's structure scaled phase by phase by the factors
-// instruction_scale() holds per compiled instance, which GPGPU-Sim's counts of microbenchmark
-// launches measured (docs/gpgpusim.md, "Instruction counts and in-order issue").
+// their PTX) compute the same CTAs with their own instructions per phase: q kept in fp32 in shared
+// memory, --fmad=false, kernel_exp's polynomial instead of ex2, bf16 roundings in software on sm_75.
+// Their counts are vLLM's structure scaled phase by phase by the factors instruction_scale() holds
+// per compiled instance, which GPGPU-Sim's counts of microbenchmark launches measured
+// (docs/gpgpusim.md, "Instruction counts and in-order issue"). pao_cuda_pre38 is the kernels
+// before issue #38's cuts (every K / V address through PagedCacheLayout::offset: 64-bit products,
+// a division for the x-split K layout), which the H200 rows of pao's kernels timed: their own
+// factors, load order and in-order rate.
 #pragma once
 
+#include "pao/kernels/decode_geometry.hpp"
 #include "pao/plan/decode_plan.hpp"
 #include "pao/sim/model/workload.hpp"
 
@@ -31,18 +34,21 @@ struct DecodeInstructionCost {
   std::int32_t threads = 0;      // logits per softmax round: one per lane of the CTA
   std::int32_t warps = 0;        // of the CTA
   double in_order = 1;           // InstructionScale::in_order: weights the busiest warp's count
-  /// Dependent load round trips of one warp's Q·K over a block: vLLM issues all of a token's K
-  /// vectors before their first use (1); pao's kernels unroll that loop by 4
-  /// (kPaoCudaKLoadsInFlight), so a lane waits once per 4 of its head_size / dims_per_step vectors.
+  /// Dependent load round trips of one warp's Q·K over a block (qk_loads_in_turn()).
   std::int32_t qk_loads_in_turn = 1;
 };
 
-/// K vectors a lane of pao's CUDA decode kernels loads before it waits on the first: their Q·K
-/// loop's `#pragma unroll 4` as the GPGPU-Sim rows (data/measurements/gpgpusim-v100*.csv) and the
-/// pao-cuda factors below measured it, 2026-12-03. The kernels now unroll that loop whole and
-/// issue fewer instructions (docs/cuda.md, "Where the instructions go"): the pao-cuda model
-/// describes the kernels those rows timed until the rows and the factors are measured again.
-inline constexpr std::int32_t kPaoCudaKLoadsInFlight = 4;
+/// K vectors a lane of pao's CUDA decode kernels before issue #38 loaded before it waited on the
+/// first: their Q·K loop's `#pragma unroll 4`, as the pao-cuda-pre38 rows timed it.
+inline constexpr std::int32_t kPaoCudaPre38KLoadsInFlight = 4;
+
+/// Dependent load round trips of one warp's Q·K over a block: vLLM issues all of a token's K
+/// vectors before their first use (1); pao's kernels do so where their loop is unrolled whole
+/// (pao::qk_unrolled_whole, pao/kernels/decode_geometry.hpp) and otherwise wait once per
+/// pao::kQkUnroll vectors of a lane's head_size / dims_per_step; pao-cuda-pre38 waited once per
+/// kPaoCudaPre38KLoadsInFlight.
+std::int32_t qk_loads_in_turn(KernelImplementation implementation, const Workload& workload,
+                              const DecodeGeometry& geometry);
 
 /// Instructions of an implementation's kernels per instruction of vLLM's, phase by phase.
 struct InstructionScale {
@@ -56,26 +62,26 @@ struct InstructionScale {
   /// busiest warp's instructions of the in-order floor.
   double in_order = 1;
 };
-/// 1 for vLLM; for pao_cuda, the factors measured for the workload's compiled instance (its
+/// 1 for vLLM; for pao's kernels, the factors measured for the workload's compiled instance (its
 /// activation dtype, cache dtype and block size), or for the nearest one measured.
 InstructionScale instruction_scale(KernelImplementation implementation, const Workload& workload);
 
-/// Cycles between a lone warp's consecutive instructions of pao's own CUDA kernels (the reference
-/// instance, f16 over blocks of 16), on any device: their bit-exact order of operations
-/// (--fmad=false, sequential __fadd_rn sums, kernel_exp's polynomial, each K / V address through
-/// PagedCacheLayout::offset) makes chains of dependent instructions that no scheduler hides, so
-/// they take the pipeline's dependent-issue latencies whoever runs them. Measured under
-/// GPGPU-Sim's V100 model, which runs PTX in program order (simulated cycles less the launch
-/// latency and the dependent load round trips, over the busiest warp's instructions, 28 kernels of
-/// the f16 microbenchmarks): the gpgpusim-v100 descriptors' cycles_per_warp_instruction
-/// (tests/sim/test_sim_gpgpusim.cpp recomputes it and keeps the two equal). vLLM's kernels, scheduled by
-/// ptxas with their loads issued early, take the device's cycles_per_warp_instruction instead. On the H200
-/// this predicts pao's kernels from a descriptor calibrated on vLLM's (docs/simulator.md).
-inline constexpr double kPaoCudaCyclesPerWarpInstruction = 11.88;
+/// Cycles between a lone warp's consecutive instructions of pao's CUDA kernels before issue #38
+/// (the reference instance, f16 over blocks of 16), on any device: each K / V address through
+/// PagedCacheLayout::offset, a load beside each use and sequential __fadd_rn sums made chains of
+/// dependent instructions that no scheduler hides, so they took the pipeline's dependent-issue
+/// latencies whoever ran them. Measured under GPGPU-Sim's V100 model, which runs PTX in program
+/// order (simulated cycles less the launch latency and the dependent load round trips, over the
+/// busiest warp's instructions, 28 kernels of the f16 microbenchmarks of
+/// data/measurements/gpgpusim-v100-microbench.csv; tests/sim/test_sim_gpgpusim.cpp recomputes it).
+/// On the H200 this predicted those kernels from a descriptor calibrated on vLLM's
+/// (docs/simulator.md). pao's kernels since, like vLLM's, issue a token's loads before its
+/// products and take the device's cycles_per_warp_instruction.
+inline constexpr double kPaoCudaPre38CyclesPerWarpInstruction = 11.88;
 
 /// The in-order rate a launch of the implementation's kernels carries
-/// (Launch::cycles_per_warp_instruction): kPaoCudaCyclesPerWarpInstruction for pao_cuda, 0 (the
-/// device's) for vLLM.
+/// (Launch::cycles_per_warp_instruction): kPaoCudaPre38CyclesPerWarpInstruction for
+/// pao_cuda_pre38, 0 (the device's) for vLLM's and pao's current kernels.
 double implementation_cycles_per_warp_instruction(KernelImplementation implementation);
 
 /// The costs for a workload's shapes and dtypes on a plan's geometry (warp size, threads per CTA),

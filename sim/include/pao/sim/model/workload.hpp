@@ -35,13 +35,17 @@ struct Workload : LaunchShape {
 
 /// Whose compiled kernel is timed. vllm: vLLM's kernels (csrc/attention, the published rows of
 /// data/measurements/published-vllm.csv); pao-cuda: pao's own CUDA kernels (cuda/kernels, what
-/// tools/gpgpusim runs), the same CTAs with more instructions (--fmad=false, strided layouts,
-/// kernel_exp; instruction_model.hpp).
-enum class KernelImplementation : std::uint8_t { vllm, pao_cuda };
+/// tools/gpgpusim runs), the same CTAs with their own instruction counts (instruction_model.hpp);
+/// pao-cuda-pre38: pao's CUDA decode kernels as they were before issue #38's cuts (before commit
+/// 8dd60bb: every address through PagedCacheLayout::offset, 3.4-6.9x vLLM's instructions), which
+/// the H200 rows and the first GPGPU-Sim rows of pao's kernels timed.
+enum class KernelImplementation : std::uint8_t { vllm, pao_cuda, pao_cuda_pre38 };
 
-/// "vllm", "pao-cuda".
+/// "vllm", "pao-cuda", "pao-cuda-pre38".
 std::string_view to_string(KernelImplementation implementation);
-/// Parses "vllm" or "pao-cuda"; throws pao::Error naming `what` and the choices.
+/// pao's own CUDA kernels, of either generation.
+bool is_pao_cuda(KernelImplementation implementation);
+/// Parses a name of to_string's; throws pao::Error naming `what` and the choices.
 KernelImplementation parse_kernel_implementation(std::string_view text, std::string_view what);
 
 /// A kernel to time and its tuning (pao/plan/kernel_tuning.hpp: partition_size for V2,
@@ -53,7 +57,8 @@ struct KernelConfig : KernelTuning {
   std::int32_t fallback_tile = 512;       // fallback: tokens per host-loop K tile
   KernelImplementation implementation = KernelImplementation::vllm;
 
-  /// "v1", "v2-512", "prefix-128x128", "fallback-512"; "@pao-cuda" after it for pao's kernels.
+  /// "v1", "v2-512", "prefix-128x128", "fallback-512"; "@pao-cuda" (the implementation) after it
+  /// for any but vLLM's.
   std::string label() const;
 };
 
@@ -65,7 +70,7 @@ double kv_bytes_per_element(const Workload& w);
 void validate_workload(const Workload& w);
 
 /// Parses "v1", "v2", "v2:1024", "prefix", "prefix:64x32", "fallback", "fallback:256", each
-/// optionally followed by "@vllm" or "@pao-cuda" (the implementation); fields a spec does not set
+/// optionally followed by "@" and an implementation ("@pao-cuda"); fields a spec does not set
 /// come from `defaults`.
 KernelConfig parse_kernel_spec(std::string_view spec, const KernelConfig& defaults);
 
