@@ -7,7 +7,9 @@ the microbenchmark launches (docs/gpgpusim.md, "Instruction counts and in-order 
     tools/gpgpusim/instruction_scale.py data/measurements/gpgpusim-v100-microbench-cuts.csv
 
 (data/measurements/gpgpusim-v100-microbench.csv holds the same launches of the kernels before issue
-#38's cuts, implementation pao-cuda-pre38.)
+#38's cuts, implementation pao-cuda-pre38; gpgpusim-v100-microbench-vllm.csv those of vLLM's own
+kernels that vllm-decode-bench runs, f16 at blocks of 16: the PTX vLLM's kernels issue per
+operation the model counts.)
 
 Each row of the CSV is one launch of pao's CUDA decode kernels (one query head, so one CTA per
 partition, alone on its SM) with GPGPU-Sim's cycles and thread instructions per kernel (its note).
@@ -120,9 +122,10 @@ def main():
     rows = rows_of(args.csv)
     implementation = rows[0].get("implementation", "pao-cuda") if rows else "pao-cuda"
     for row in rows:
-        if row.get("implementation", "pao-cuda") != implementation or not implementation.startswith("pao-cuda"):
+        if row.get("implementation", "pao-cuda") != implementation or \
+                implementation not in ("pao-cuda", "pao-cuda-pre38", "vllm"):
             fail(f"row {row['kernel']} {row['seq_len']}: implementation {row['implementation']}; "
-                 f"one of pao's (pao-cuda, pao-cuda-pre38) is expected, the same in every row")
+                 f"pao-cuda, pao-cuda-pre38 or vllm is expected, the same in every row")
         if row["num_seqs"] != "1" or row["num_heads"] != "1":
             fail(f"row {row['kernel']} {row['seq_len']}: the microbenchmarks are one sequence, one head")
         got, want = measured(row), model(args.pao, row, args.device)
@@ -164,7 +167,8 @@ def main():
         print(f"  per_tokens {f_tokens:.3f}, per_cta {f_cta:.3f}")
         for (n, p, m), g in zip(attention, growing):
             fit = f_tokens * g[0] + f_cta * g[1]
-            print(f"    V1 {n:5d} tokens: pao {p:9.1f}, model {m:8.1f}, scaled {fit:9.1f} ({100 * (fit / p - 1):+.2f} %)")
+            print(f"    V1 {n:5d} tokens: GPGPU-Sim {p:9.1f}, model {m:8.1f}, scaled {fit:9.1f} "
+                  f"({100 * (fit / p - 1):+.2f} %)")
         factors = [f_tokens, f_cta]
         for name, pairs in (("reduce_copy", [r for r in reduce if r[0] == 1]),
                             ("reduce_merge", [r for r in reduce if r[0] > 1])):
@@ -174,7 +178,7 @@ def main():
             factors.append(factor)
             print(f"  {name} {factor:.3f}")
             for n, p, m in sorted(set(pairs)):
-                print(f"    {n} partitions: pao {p:7.1f}, model {m:6.1f}, scaled {m * factor:7.1f} "
+                print(f"    {n} partitions: GPGPU-Sim {p:7.1f}, model {m:6.1f}, scaled {m * factor:7.1f} "
                       f"({100 * (m * factor / p - 1):+.2f} %)")
         table.append((dtype, cache, block_size, factors))
     def through_origin(points):
@@ -193,11 +197,16 @@ def main():
         ratios = sorted(y / x for x, y, n in cpi if n.startswith(f"{key[0]}/{key[1]} b{key[2]} "))
         print(f"  {key[0]:5s} {key[1]:9s} {key[2]:3d}: {cpi_of[key]:6.2f}  (kernels {ratios[0]:.2f} to {ratios[-1]:.2f}); "
               f"in_order {cpi_of[key] / device_cpi:.3f}")
-    where = ("cycles_per_warp_instruction of data/devices/gpgpusim-v100*.json" if implementation == "pao-cuda"
-             else "kPaoCudaPre38CyclesPerWarpInstruction")
+    where = {"pao-cuda": "cycles_per_warp_instruction of data/devices/gpgpusim-v100*.json",
+             "pao-cuda-pre38": "kPaoCudaPre38CyclesPerWarpInstruction",
+             "vllm": "vLLM's PTX on this simulator; the model takes the device's"}[implementation]
     print(f"f16, blocks of 16: {device_cpi:.2f}, the in-order rate ({where})")
-    print(f"\nInstructionScale of {implementation} (per_tokens, per_cta, reduce_copy, reduce_merge, in_order), "
-          "sim/src/model/instruction_model.cpp:")
+    if implementation == "vllm":
+        print("\nvLLM's PTX under GPGPU-Sim over the model's operation count of vLLM's kernel (not in the model: "
+              "docs/gpgpusim.md, 'The timing model against them'):")
+    else:
+        print(f"\nInstructionScale of {implementation} (per_tokens, per_cta, reduce_copy, reduce_merge, in_order), "
+              "sim/src/model/instruction_model.cpp:")
     for dtype, cache, block_size, f in table:
         in_order = cpi_of[(dtype, cache, block_size)] / device_cpi
         print(f"  {dtype:5s} {cache:9s} {block_size:3d}: {{{f[0]:.3f}, {f[1]:.3f}, {f[2]:.3f}, {f[3]:.3f}, {in_order:.3f}}}")
