@@ -109,25 +109,26 @@ CountCheck check_counts(const char* csv, KernelImplementation implementation) {
 }
 
 /// The cycles per warp instruction of a microbenchmark CSV's launches of one compiled instance (by
-/// default the reference one: f16, blocks of 16): each kernel's cycles less the launch latency and less its
-/// CTA's dependent load round trips (the model's iterations at iteration_latency_us: they add to the in-order
-/// instructions) over its busiest warp's instructions (4 warps per CTA, equal shares), least squares through
-/// the origin.
-double in_order_rate(const Device& d, const char* csv, pao::DType dt = pao::DType::f16,
-                     pao::DType cache = pao::DType::f16, int bs = 16) {
+/// default the reference one: f16, blocks of 16): each kernel's cycles less the launch latency and
+/// less its CTA's dependent load round trips (the model's iterations at iteration_latency_us: they
+/// add to the in-order instructions) over its busiest warp's instructions (4 warps per CTA, equal
+/// shares), least squares through the origin.
+double in_order_rate(const Device& d, const char* csv, pao::DType dtype = pao::DType::f16,
+                     pao::DType cache = pao::DType::f16, std::int32_t block_size = 16) {
   const std::string path = measurements(csv);
   const auto lines = lines_of(path);
   const double launch_cycles = d.launch_latency_us * d.clock_ghz * 1e3;
   double xy = 0, xx = 0;
   for (const auto& m : load_measurements(path)) {
-    if (m.workload.dtype != dt || m.workload.kv_cache_dtype != cache || m.workload.block_size != bs) continue;
+    if (m.workload.dtype != dtype || m.workload.kv_cache_dtype != cache ||
+        m.workload.block_size != block_size)
+      continue;
     const auto cycles = kernel_cycles(lines[m.line]);
     const auto warps = kernel_warp_instructions(lines[m.line]);
     const auto launches = build_launches(d, m.workload, m.kernel);
     REQUIRE(cycles.size() == warps.size());
     for (std::size_t k = 0; k < cycles.size(); ++k) {
-      const double x = warps[k] / static_cast<double>(launches[k].ctas.size()) / 4.0 *
-                       (launches[k].ctas.front().busiest_warp_instructions > 0 ? 1.0 : 1.0);
+      const double x = warps[k] / static_cast<double>(launches[k].ctas.size()) / 4.0;
       const double loads = launches[k].ctas.front().iterations * d.iteration_latency_us * d.clock_ghz * 1e3;
       xy += x * (cycles[k] - launch_cycles - loads);
       xx += x * x;

@@ -108,7 +108,7 @@ def least_squares(a, b):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv", help="the microbenchmark CSV (time_grid.py --suite gpgpusim-microbench)")
-    ap.add_argument("--pao", default=str(ROOT / "build" / "dev" / "tools" / "pao"), help="the pao binary")
+    ap.add_argument("--pao", default=str(ROOT / "build" / "release" / "tools" / "pao"), help="the pao binary")
     ap.add_argument("--device", default="gpgpusim-v100", help="descriptor of the simulated device")
     ap.add_argument("--verbose", action="store_true", help="every kernel's cycles per warp instruction")
     args = ap.parse_args()

@@ -27,24 +27,21 @@ KEY = ("gpu", "kernel", "num_seqs", "num_heads", "num_kv_heads", "head_size", "b
        "kv_cache_dtype", "seq_len", "timing")
 
 
-def rows(path, with_gpu=True):
-    """The data rows of a measurement CSV (lines starting with '#' are comments), by KEY; without
-    with_gpu the gpu cell is left out of the key (a CSV as pao-cuda-bench writes it has no gpu column)."""
+def read(path):
+    """The data rows of a measurement CSV (lines starting with '#' are comments) and its columns."""
     with open(path, newline="") as f:
-        lines = [line for line in f if not line.startswith("#")]
-    table = {}
-    for r in csv.DictReader(lines):
-        missing = [k for k in KEY + ("time_us",) if k not in r and (with_gpu or k != "gpu")]
-        if missing:
-            raise SystemExit(f"cuda_vs_vllm: {path}: no column {', '.join(missing)}")
-        table[tuple(r.get(k, "") if k != "gpu" or with_gpu else "" for k in KEY)] = r
-    return table
+        reader = csv.DictReader(line for line in f if not line.startswith("#"))
+        data = list(reader)
+        columns = reader.fieldnames or []
+    missing = [k for k in KEY + ("time_us",) if k != "gpu" and k not in columns]
+    if missing:
+        raise SystemExit(f"cuda_vs_vllm: {path}: no column {', '.join(missing)}")
+    return data, columns
 
 
-def has_gpu_column(path):
-    with open(path, newline="") as f:
-        header = next((line for line in f if not line.startswith("#")), "")
-    return "gpu" in next(csv.reader([header]), [])
+def by_key(data, with_gpu):
+    """Rows by KEY; without with_gpu the gpu cell is left out of the key."""
+    return {tuple(r[k] if k != "gpu" or with_gpu else "" for k in KEY): r for r in data}
 
 
 def main(argv=None):
@@ -56,8 +53,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     peak = json.loads(pathlib.Path(args.device).read_text())["fields"]["dram_peak_gbps"]["value"]
     # Rows of one GPU are compared; a CSV without a gpu column (pao-cuda-bench's) is taken as that GPU's.
-    with_gpu = has_gpu_column(args.pao_csv) and has_gpu_column(args.vllm_csv)
-    pao, vllm = rows(args.pao_csv, with_gpu), rows(args.vllm_csv, with_gpu)
+    (pao_rows, pao_columns), (vllm_rows, vllm_columns) = read(args.pao_csv), read(args.vllm_csv)
+    with_gpu = "gpu" in pao_columns and "gpu" in vllm_columns
+    pao, vllm = by_key(pao_rows, with_gpu), by_key(vllm_rows, with_gpu)
     # In the order of the measurements: sequences, then length, then the kernel.
     common = sorted((k for k in pao if k in vllm), key=lambda k: (int(k[2]), int(k[9]), k[1] != "v1", k[1]))
     if not common:
