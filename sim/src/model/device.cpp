@@ -65,6 +65,12 @@ const FieldSpec kFields[] = {
     {"iteration_latency_us", "us", &Device::iteration_latency_us, 0, 1e6},
     {"cycles_per_warp_instruction", "cycles", &Device::cycles_per_warp_instruction, 0, 1e4},
     {"host_op_overhead_us", "us", &Device::host_op_overhead_us, 0, 1e6},
+    {"instruction_expansion_tokens", "issued per counted", &Device::instruction_expansion_tokens, 0.01, 100},
+    {"instruction_expansion_cta", "issued per counted", &Device::instruction_expansion_cta, 0.01, 100},
+    {"instruction_expansion_reduce_copy", "issued per counted", &Device::instruction_expansion_reduce_copy,
+     0.01, 100},
+    {"instruction_expansion_reduce_merge", "issued per counted", &Device::instruction_expansion_reduce_merge,
+     0.01, 100},
 };
 
 const FieldSpec* find_field(std::string_view key) {

@@ -87,6 +87,22 @@ InstructionScale instruction_scale(KernelImplementation implementation, const Wo
   return (best != nullptr ? *best : *reference).scale;
 }
 
+InstructionScale instruction_expansion(const Device& device) {
+  return {device.instruction_expansion_tokens, device.instruction_expansion_cta,
+          device.instruction_expansion_reduce_copy, device.instruction_expansion_reduce_merge, 1.0};
+}
+
+namespace {
+
+/// What the device issues: vLLM's kernels, the model's count times the device's expansion; pao's,
+/// their own measured counts.
+InstructionScale issued_scale(KernelImplementation implementation, const Workload& w,
+                              const InstructionScale& expansion) {
+  return implementation == KernelImplementation::vllm ? expansion : instruction_scale(implementation, w);
+}
+
+}  // namespace
+
 double implementation_cycles_per_warp_instruction(KernelImplementation implementation) {
   return implementation == KernelImplementation::pao_cuda_pre38 ? kPaoCudaPre38CyclesPerWarpInstruction : 0.0;
 }
@@ -108,7 +124,8 @@ std::int32_t qk_loads_in_turn(KernelImplementation implementation, const Workloa
 }
 
 DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePlan& plan,
-                                              KernelImplementation implementation) {
+                                              KernelImplementation implementation,
+                                              const InstructionScale& expansion) {
   const std::int32_t elem = dtype_size(w.dtype);
   const DecodeGeometry g =
       DecodeGeometry::make(plan.shape.warp_size, plan.shape.threads_per_cta, w.block_size, elem);
@@ -155,7 +172,7 @@ DecodeInstructionCost decode_instruction_cost(const Workload& w, const DecodePla
                           log2_of(g.num_warps) * (2 * rows_per_lane + 2) + 2 * rows_per_lane;
   c.per_cta = warps * per_lane + (plan.kernel == KernelVariant::v2 ? 4.0 : 0.0);
 
-  const InstructionScale scale = instruction_scale(implementation, w);
+  const InstructionScale scale = issued_scale(implementation, w, expansion);
   c.qk_per_block *= scale.per_tokens;
   c.pv_per_block *= scale.per_tokens;
   c.softmax_per_round *= scale.per_tokens;
@@ -204,8 +221,8 @@ double vllm_reduce_cta_warp_instructions(const Workload& w, const DecodePlan& pl
 }  // namespace
 
 double reduce_cta_warp_instructions(const Workload& w, const DecodePlan& plan, const ReduceCta& r,
-                                    KernelImplementation implementation) {
-  const InstructionScale scale = instruction_scale(implementation, w);
+                                    KernelImplementation implementation, const InstructionScale& expansion) {
+  const InstructionScale scale = issued_scale(implementation, w, expansion);
   return vllm_reduce_cta_warp_instructions(w, plan, r) *
          (r.num_partitions <= 1 ? scale.reduce_copy : scale.reduce_merge);
 }

@@ -91,7 +91,8 @@ DecodePlan decode_plan(const Device& device, const Workload& w, const KernelConf
   return plan_decode(kernel.kind, shape, w.seq_lens);
 }
 
-std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kernel, const DecodePlan& plan) {
+std::vector<Launch> decode_launches(const Device& device, const Workload& w, const KernelConfig& kernel,
+                                    const DecodePlan& plan) {
   const bool v2 = plan.kernel == KernelVariant::v2;
   const std::int32_t warps = num_warps(plan);
   std::vector<Launch> launches;
@@ -107,7 +108,9 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
                                 static_cast<std::int64_t>(w.head_size * act_bytes(w)) + 2 * warps * 4;
   attn.cycles_per_warp_instruction = implementation_cycles_per_warp_instruction(kernel.implementation);
   attn.ctas.reserve(plan.ctas.size());
-  const DecodeInstructionCost instructions = decode_instruction_cost(w, plan, kernel.implementation);
+  const InstructionScale expansion = instruction_expansion(device);
+  const DecodeInstructionCost instructions =
+      decode_instruction_cost(w, plan, kernel.implementation, expansion);
   double kv_dram_total = 0;
   // A CTA's work depends on its counts of blocks and tokens only, so a CTA with the counts of the
   // one before it (every full partition: millions at long contexts) reuses its numbers.
@@ -146,7 +149,7 @@ std::vector<Launch> decode_launches(const Workload& w, const KernelConfig& kerne
       work.flops = static_cast<double>(r.num_partitions) * (2.0 * w.head_size + 5.0);
       // Load the logits, reduce across warps, then the partial outputs (16 loads in flight).
       work.iterations = 3 + ceil_div(std::max(r.num_partitions, 0), 16);
-      work.warp_instructions = reduce_cta_warp_instructions(w, plan, r, kernel.implementation);
+      work.warp_instructions = reduce_cta_warp_instructions(w, plan, r, kernel.implementation, expansion);
       // Its loops span the CTA's threads evenly.
       work.busiest_warp_instructions = work.warp_instructions / warps * reduce_in_order;
       reduce.ctas.push_back(work);
@@ -201,7 +204,7 @@ std::vector<Launch> build_launches(const Device& device, const Workload& w, cons
   switch (kernel.kind) {
     case KernelVariant::v1:
     case KernelVariant::v2:
-      return decode_launches(w, kernel, decode_plan(device, w, kernel));
+      return decode_launches(device, w, kernel, decode_plan(device, w, kernel));
     case KernelVariant::prefix:
       require(kernel.implementation == KernelImplementation::vllm, "simulating ", kernel.label(),
               ": no model of pao's own CUDA prefix kernel (a reference kernel, one K tile at a time: "

@@ -69,6 +69,16 @@ struct Device {
   double cycles_per_warp_instruction = 0;
   double host_op_overhead_us = 0;  // framework cost per op on the host (fallback path)
 
+  // What the device issues per instruction of the model's count of vLLM's decode kernels, phase
+  // by phase (InstructionScale's parts): the model counts operations, a device runs what a
+  // compiler made of them. GPGPU-Sim runs PTX, measured with vLLM's own kernels; a hardware
+  // descriptor's fitted rates absorb its machine code's factor (1 there). Implementations'
+  // factors (pao's kernels) are relative to vLLM's kernel on the same device.
+  double instruction_expansion_tokens = 1;        // Q·K, P·V, the softmax: what grows with tokens
+  double instruction_expansion_cta = 1;           // an attention CTA's fixed part
+  double instruction_expansion_reduce_copy = 1;   // a V2 reduce CTA of one partition
+  double instruction_expansion_reduce_merge = 1;  // a V2 reduce CTA of two or more
+
   /// Unit, confidence and source of every numeric field, by key.
   std::map<std::string, Provenance> provenance;
 

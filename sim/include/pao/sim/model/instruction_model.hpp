@@ -21,6 +21,7 @@
 
 #include "pao/kernels/decode_geometry.hpp"
 #include "pao/plan/decode_plan.hpp"
+#include "pao/sim/model/device.hpp"
 #include "pao/sim/model/workload.hpp"
 
 namespace pao::sim {
@@ -63,8 +64,15 @@ struct InstructionScale {
   double in_order = 1;
 };
 /// 1 for vLLM; for pao's kernels, the factors measured for the workload's compiled instance (its
-/// activation dtype, cache dtype and block size), or for the nearest one measured.
+/// activation dtype, cache dtype and block size), or for the nearest one measured: pao's PTX
+/// instructions as GPGPU-Sim issues them over the model's count of vLLM's kernel. On hardware they
+/// stand for pao's machine code: the H200 rows of pao-cuda-pre38 fit best so (docs/simulator.md,
+/// "Whose instructions"), not as factors over vLLM's own PTX.
 InstructionScale instruction_scale(KernelImplementation implementation, const Workload& workload);
+
+/// The device's instruction_expansion_* fields: what it issues per instruction of the model's
+/// count of vLLM's kernels, phase by phase (in_order 1).
+InstructionScale instruction_expansion(const Device& device);
 
 /// Cycles between a lone warp's consecutive instructions of pao's CUDA kernels before issue #38
 /// (the reference instance, f16 over blocks of 16), on any device: each K / V address through
@@ -85,10 +93,12 @@ inline constexpr double kPaoCudaPre38CyclesPerWarpInstruction = 11.88;
 double implementation_cycles_per_warp_instruction(KernelImplementation implementation);
 
 /// The costs for a workload's shapes and dtypes on a plan's geometry (warp size, threads per CTA),
-/// for vLLM's kernels or (scaled) pao's.
+/// for vLLM's kernels or (scaled) pao's, in the instructions a device issues: vLLM's, the model's
+/// count times `expansion` (instruction_expansion(device); the default is the count itself);
+/// pao's, the count times instruction_scale().
 DecodeInstructionCost decode_instruction_cost(
     const Workload& workload, const DecodePlan& plan,
-    KernelImplementation implementation = KernelImplementation::vllm);
+    KernelImplementation implementation = KernelImplementation::vllm, const InstructionScale& expansion = {});
 
 /// Warp instructions of one attention CTA: every loaded block once (the warps split the blocks),
 /// the softmax over the CTA's tokens, the fixed part. 0 for an empty V2 partition.
@@ -101,8 +111,10 @@ double decode_cta_warp_instructions(const DecodeInstructionCost& cost, const Wor
 double decode_cta_busiest_warp_instructions(const DecodeInstructionCost& cost, const Workload& workload,
                                             const AttentionCta& cta);
 
-/// Warp instructions of one V2 reduce CTA over `num_partitions` partitions.
+/// Warp instructions of one V2 reduce CTA over `num_partitions` partitions (times `expansion`, as
+/// decode_instruction_cost's).
 double reduce_cta_warp_instructions(const Workload& workload, const DecodePlan& plan, const ReduceCta& cta,
-                                    KernelImplementation implementation = KernelImplementation::vllm);
+                                    KernelImplementation implementation = KernelImplementation::vllm,
+                                    const InstructionScale& expansion = {});
 
 }  // namespace pao::sim

@@ -34,9 +34,10 @@ std::vector<Launch> build_launches(const Device& device, const Workload& workloa
 /// The lib's decode plan for this workload (V1 or V2).
 DecodePlan decode_plan(const Device& device, const Workload& workload, const KernelConfig& kernel);
 
-/// Decode launches from a plan: V1 is one launch; V2 is the partition kernel and the reduce.
-std::vector<Launch> decode_launches(const Workload& workload, const KernelConfig& kernel,
-                                    const DecodePlan& plan);
+/// Decode launches from a plan: V1 is one launch; V2 is the partition kernel and the reduce. Their
+/// instructions are the ones the device issues (its instruction_expansion_*).
+std::vector<Launch> decode_launches(const Device& device, const Workload& workload,
+                                    const KernelConfig& kernel, const DecodePlan& plan);
 
 /// DRAM bytes of one decode attention CTA (0 for an empty V2 partition).
 /// K/V: whole blocks of [block_begin, block_end) as vLLM loads them, divided by the GQA group size
