@@ -66,8 +66,8 @@ struct InstructionScale {
 /// 1 for vLLM; for pao's kernels, the factors measured for the workload's compiled instance (its
 /// activation dtype, cache dtype and block size), or for the nearest one measured: pao's PTX
 /// instructions as GPGPU-Sim issues them over the model's count of vLLM's kernel. On hardware they
-/// stand for pao's machine code: the H200 rows of pao-cuda-pre38 fit best so (docs/simulator.md,
-/// "Whose instructions"), not as factors over vLLM's own PTX.
+/// stand for pao's machine code: the H200 rows of pao-cuda-pre38 fit best so, not as factors over
+/// vLLM's own PTX (docs/gpgpusim.md, "Whose instructions, on hardware").
 InstructionScale instruction_scale(KernelImplementation implementation, const Workload& workload);
 
 /// The device's instruction_expansion_* fields: what it issues per instruction of the model's
