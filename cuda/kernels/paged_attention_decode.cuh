@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
 
   constexpr bool kInteger = C == DType::u8 || C == DType::i8;
   constexpr bool kFp8 = C != Q && !kInteger;
-  constexpr bool kQkWhole = qk_unrolled_whole(G, HS, kInteger);  // the Q·K step loop unrolled whole
+  constexpr int kQkBatch = qk_batch_vectors(G, HS, kInteger);  // K vectors loaded at once; 0: unrolled 4x
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -413,6 +413,10 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
       const std::int64_t physical = table[b];
       const std::int64_t k_block = physical * p.key_layout.block_stride + k_row;
       float acc[VEC];
+      if constexpr (kQkBatch > 0) {  // step 0's products set them; zeroed for the host compiler's
+        PAO_UNROLL                   // flow analysis, which cannot see step 0 in the batch loop
+            for (int l = 0; l < VEC; ++l) acc[l] = 0.0f;
+      }
       // K vector j (dims j * DPS + group_lane * VEC + [0, VEC)) into the running products.
       const auto product = [&](int j, const CElem(&k)[VEC]) {
         const int dim0 = j * DPS + group_lane * VEC;
@@ -429,23 +433,28 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
         load_cache<CElem, VEC>(k_cache, p.key_layout, decltype(vector_loads)::value, k_block + k_dims[dim0],
                                physical, kv_head, group, dim0, false, k);
       };
-      if constexpr (kQkWhole) {
-        // Unrolled whole up to 16 steps of up to 4 elements (qk_unrolled_whole: more holds q and
-        // K in 160 to 254 registers), as vLLM's: the loop's control and addresses once per block
-        // (unrolled 4 times, it took 604 instead of 510 instructions per block at head size 128,
-        // f16; docs/cuda.md, "Where the instructions go"). Every K vector of the token is
-        // loaded before the first product, vLLM's order, so that a warp issuing in program order
-        // (GPGPU-Sim runs the PTX as written) waits once, not once per step; the products keep
-        // their order: bit-identical.
-        CElem k[NUM_VECS][VEC];
-        PAO_UNROLL
-        for (int j = 0; j < NUM_VECS; ++j) load_k(j, k[j]);
-        PAO_UNROLL
-        for (int j = 0; j < NUM_VECS; ++j) product(j, k[j]);
+      if constexpr (kQkBatch > 0) {
+        // Vectors of up to 4 elements in batches (qk_batch_vectors: one batch, unrolled whole, up
+        // to 16 vectors, beyond that batches of up to 8; vectors of 8 in a batch of 16 held q and
+        // K in 160 to 254 registers), as vLLM's whole loop: the loop's control and addresses once per batch
+        // (unrolled 4 times, it took 604 instead of 510 instructions per block at head size 128, f16;
+        // docs/cuda.md, "Where the instructions go"). Every K vector of a batch is loaded before its first
+        // product, vLLM's order, so that a warp waits once a batch, not once a step, whether
+        // ptxas schedules the loads (a GPU) or the PTX runs as written (GPGPU-Sim); the products
+        // keep their order: bit-identical.
+        PAO_UNROLL_BY(1)
+        for (int j0 = 0; j0 < NUM_VECS; j0 += kQkBatch) {
+          CElem k[kQkBatch][VEC];
+          PAO_UNROLL
+          for (int i = 0; i < kQkBatch; ++i)
+            if (NUM_VECS % kQkBatch == 0 || j0 + i < NUM_VECS) load_k(j0 + i, k[i]);
+          PAO_UNROLL
+          for (int i = 0; i < kQkBatch; ++i)
+            if (NUM_VECS % kQkBatch == 0 || j0 + i < NUM_VECS) product(j0 + i, k[i]);
+        }
       } else {
-        // Longer loops, vectors of 8 and integer caches (a dequantisation per element): unrolled
-        // 4 times, each load beside its use (loads held for a whole batch spill at head size 256):
-        // code size and registers.
+        // Vectors of 8 and integer caches (a dequantisation per element): unrolled 4 times, each
+        // load beside its use: registers and code size.
         PAO_UNROLL_BY(kQkUnroll)
         for (int j = 0; j < NUM_VECS; ++j) {
           CElem k[VEC];

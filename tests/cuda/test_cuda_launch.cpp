@@ -151,6 +151,44 @@ TEST_CASE("the kernels' geometry is DecodeGeometry::make, usable as a constant e
       for (std::int32_t eb : {2, 4}) CHECK(hs % DecodeGeometry::make(32, 128, bs, eb).dims_per_step == 0);
 }
 
+TEST_CASE("the Q·K loop's K batches cover a lane's vectors, whole up to 16, else at most 8 each") {
+  // What the kernel's batch loop needs of qk_batch_vectors (pao/kernels/decode_geometry.hpp), for
+  // every instantiated geometry: batches of vectors of up to 4 elements outside integer caches
+  // (otherwise 0: the unroll of 4); one batch holding them all where a lane has up to 16 vectors;
+  // beyond, batches of at most 8 in the fewest rounds, none of them empty.
+  for (std::int32_t hs : kHeadSizes)
+    for (std::int32_t bs : kBlockSizes)
+      for (std::int32_t eb : {2, 4})
+        for (bool integer : {false, true}) {
+          CAPTURE(hs);
+          CAPTURE(bs);
+          CAPTURE(eb);
+          CAPTURE(integer);
+          const DecodeGeometry g = DecodeGeometry::make(32, 128, bs, eb);
+          const std::int32_t vectors = hs / g.dims_per_step;
+          const std::int32_t batch = pao::qk_batch_vectors(g, hs, integer);
+          const std::int32_t rounds = pao::qk_load_rounds(g, hs, integer);
+          if (integer || g.vec_size > 4) {
+            CHECK(batch == 0);
+            CHECK(rounds == (vectors + 3) / 4);
+            continue;
+          }
+          if (vectors <= 16) {
+            CHECK(batch == vectors);
+            CHECK(rounds == 1);
+            continue;
+          }
+          CHECK(batch <= 8);
+          CHECK(rounds == (vectors + 7) / 8);     // as few rounds as batches of 8 allow
+          CHECK(rounds * batch >= vectors);       // the rounds cover every vector
+          CHECK((rounds - 1) * batch < vectors);  // and none is empty
+        }
+  // Head size 256 under 16-bit activations at blocks of 16 (3 of the H200 shapes): 32 vectors of 4
+  // elements in 4 batches of 8; f32 at head size 80: 20 vectors of 2 in batches of 7, 7 and 6.
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 2), 256, false) == 8);
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 4), 80, false) == 7);
+}
+
 TEST_CASE("the dispatcher reaches every supported combination once, with its own values") {
   std::set<std::tuple<int, int, int, int>> seen;
   // A full build (the tests' build) holds every activation dtype with its own cache and each fp8.

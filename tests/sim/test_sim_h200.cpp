@@ -107,13 +107,14 @@ TEST_CASE("sim pao-cuda: each generation's in-order rate and K loads in flight")
     std::int32_t head_size, loads_in_turn;
   };
   // Head 128 over f16: thread groups of 2 lanes, vectors of 4 elements: 16 vectors a lane, which
-  // pao's kernels now load at once (pao::kQkWholeMaxVectors); head 256: 32, 4 at a time.
+  // pao's kernels load at once; head 192: 24, three batches of 8; head 256: 32, four of 8.
   const pao::DecodeGeometry g = pao::DecodeGeometry::make(32, 128, 16, 2);
-  CHECK(128 / g.dims_per_step == pao::kQkWholeMaxVectors);
+  CHECK(g.vec_size == 4);
+  CHECK(128 / g.dims_per_step == 16);
   for (const auto& e :
        {Expected{KernelImplementation::vllm, 128, 1}, Expected{KernelImplementation::vllm, 256, 1},
-        Expected{KernelImplementation::pao_cuda, 128, 1},
-        Expected{KernelImplementation::pao_cuda, 256, 256 / g.dims_per_step / pao::kQkUnroll},
+        Expected{KernelImplementation::pao_cuda, 128, 1}, Expected{KernelImplementation::pao_cuda, 192, 3},
+        Expected{KernelImplementation::pao_cuda, 256, 4},
         Expected{KernelImplementation::pao_cuda_pre38, 128, 16 / kPaoCudaPre38KLoadsInFlight},
         Expected{KernelImplementation::pao_cuda_pre38, 256, 32 / kPaoCudaPre38KLoadsInFlight}}) {
     CAPTURE(to_string(e.implementation));
@@ -131,18 +132,16 @@ TEST_CASE("sim pao-cuda: each generation's in-order rate and K loads in flight")
     CHECK(launches.front().cycles_per_warp_instruction ==
           implementation_cycles_per_warp_instruction(e.implementation));
   }
-  // Blocks of 32 (vectors of 8 elements, which unrolled whole took 254 registers) and integer
-  // caches (a dequantisation per element) keep the unroll of 4.
+  // Blocks of 32 (vectors of 8 elements, which in one batch took 254 registers) and integer
+  // caches (a dequantisation per element) keep the unroll of 4: 16 vectors, 4 round trips.
   w.head_size = 128;
   KernelConfig k;
   k.implementation = KernelImplementation::pao_cuda;
   w.block_size = 32;
-  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn ==
-        16 / pao::kQkUnroll);
+  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn == 4);
   w.block_size = 16;
   w.kv_cache_dtype = pao::DType::u8;
-  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn ==
-        16 / pao::kQkUnroll);
+  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn == 4);
 }
 
 TEST_CASE("sim h200: one descriptor explains vLLM's and pao's kernels") {

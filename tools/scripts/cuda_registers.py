@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Registers, stack and spills of pao's CUDA decode kernels, as ptxas reports them (-Xptxas -v).
 
-    tools/scripts/cuda_registers.py --build build/release --arch 90
+    tools/scripts/cuda_registers.py --build build/release --arch 90 [--pairs f32:f32,f16:u8] [--rows]
 
 Compiles the decode instance translation units of a configured CUDA build (its
 compile_commands.json: pao's own flags) for one architecture, with nothing written into the build
@@ -9,7 +9,7 @@ folder, and prints one line per attention instance (head size, block size, activ
 dtype): registers per thread, stack frame, spill stores / loads, and the CTAs an SM of 64 K
 registers holds (128 threads per CTA, registers allocated per warp in units of 256). The rows the
 simulator's occupancy model reads (sim/src/model/kernel_registers.cpp) are printed in its form
-with --rows. No GPU is needed.
+with --rows. --pairs picks the dtype pairs (default: the simulator's three). No GPU is needed.
 """
 import argparse
 import json
@@ -100,10 +100,21 @@ def main():
     ap.add_argument("--build", type=pathlib.Path, default=ROOT / "build" / "release", help="a configured CUDA build")
     ap.add_argument("--arch", default="90", help="the SM architecture, e.g. 90 or 80")
     ap.add_argument("--rows", action="store_true", help="also print kernel_registers.cpp's rows")
+    ap.add_argument("--pairs", default=",".join(f"{q}:{c}" for q, c in SIM_ROWS),
+                    help="activation:cache dtype pairs to compile, comma-separated (default: the simulator's, "
+                    "f16:f16,bf16:bf16,f16:fp8_e4m3; e.g. f32:f32,f16:u8)")
     args = ap.parse_args()
+    pairs = []
+    for pair in args.pairs.split(","):
+        q, sep, c = pair.partition(":")
+        if not sep or q not in DTYPES or c not in DTYPES:
+            fail(f"--pairs: '{pair}' is not ACTIVATION:CACHE with dtypes of {', '.join(DTYPES)}")
+        pairs.append((q, c))
+    if args.rows and not set(SIM_ROWS) <= set(pairs):
+        fail("--rows needs the simulator's pairs among --pairs")
     found = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for dtype, cache in SIM_ROWS:
+        for dtype, cache in pairs:
             unit = f"decode_{dtype}_{cache}"
             print(f"[{unit}] compiling for sm_{args.arch} ...", file=sys.stderr, flush=True)
             report = parse(ptxas_report(compile_command(args.build, unit), args.arch, pathlib.Path(tmp)))

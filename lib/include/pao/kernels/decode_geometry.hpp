@@ -50,22 +50,43 @@ struct DecodeGeometry {
   PAO_HD constexpr bool v_row_fits_warp() const { return v_vecs_per_row <= warp_size; }
 };
 
-/// pao's CUDA decode kernel (cuda/kernels/paged_attention_decode.cuh) unrolls its Q·K loop over a
-/// lane's K vectors whole, every vector of a token loaded before the first product, where a lane
-/// holds at most kQkWholeMaxVectors vectors of at most kQkWholeMaxVecSize elements, outside integer
-/// caches (a dequantisation per element); otherwise the loop is unrolled kQkUnroll times, each
-/// load beside its use. Whole, ptxas keeps all of the lane's q and K values in registers: with
-/// vectors of 8 (blocks of 32 under 16-bit activations) 254 registers at head size 128 and 162 at
-/// 64, against 95 and 80 unrolled 4 times (sm_90, tools/scripts/cuda_registers.py). The
-/// simulator's pao-cuda model counts a warp's dependent load round trips by the same rule.
+/// pao's CUDA decode kernel (cuda/kernels/paged_attention_decode.cuh) takes a lane's K vectors of
+/// a token in batches, every vector of a batch loaded before the batch's first product, where the
+/// vectors hold at most kQkBatchMaxVecSize elements, outside integer caches (a dequantisation per
+/// element): one batch — the loop unrolled whole — up to kQkWholeMaxVectors vectors (head size 128
+/// under 16-bit activations at blocks of 8 and 16), beyond that the fewest batches of at most
+/// kQkBatchVectors, evened out (head size 256: 4 batches of 8). Otherwise the loop is unrolled
+/// kQkUnroll times, each load beside its use. A batch's K values are in registers at once: with
+/// vectors of 8 elements (blocks of 32 under 16-bit activations) one batch of 16 took 254
+/// registers at head size 128 and 162 at 64, against 95 and 80 unrolled 4 times; beyond 16
+/// vectors, batches of 16 spilled at head size 256 over an fp8 cache and with f32 at blocks of 32,
+/// where batches of 8 do not (sm_90, ptxas -v; docs/cuda.md, "Cut 7"). The
+/// simulator's pao-cuda model counts a warp's dependent load round trips by the same rule
+/// (qk_load_rounds).
 inline constexpr std::int32_t kQkWholeMaxVectors = 16;
-inline constexpr std::int32_t kQkWholeMaxVecSize = 4;
+inline constexpr std::int32_t kQkBatchVectors = 8;
+inline constexpr std::int32_t kQkBatchMaxVecSize = 4;
 inline constexpr std::int32_t kQkUnroll = 4;
 
-/// Whether pao's CUDA decode kernel unrolls the Q·K loop whole for a head size (above).
-PAO_HD constexpr bool qk_unrolled_whole(const DecodeGeometry& g, std::int32_t head_size, bool integer_cache) {
-  return head_size / g.dims_per_step <= kQkWholeMaxVectors && g.vec_size <= kQkWholeMaxVecSize &&
-         !integer_cache;
+/// K vectors per batch of pao's CUDA decode kernel's Q·K loop (above); 0 where the loop is
+/// unrolled kQkUnroll times instead.
+PAO_HD constexpr std::int32_t qk_batch_vectors(const DecodeGeometry& g, std::int32_t head_size,
+                                               bool integer_cache) {
+  if (g.vec_size > kQkBatchMaxVecSize || integer_cache) return 0;
+  const std::int32_t vectors = head_size / g.dims_per_step;
+  if (vectors <= kQkWholeMaxVectors) return vectors;
+  const std::int32_t batches = (vectors + kQkBatchVectors - 1) / kQkBatchVectors;
+  return (vectors + batches - 1) / batches;
+}
+
+/// The dependent load round trips of a lane's Q·K over one token in pao's CUDA decode kernel: its
+/// batches, or one per kQkUnroll vectors.
+PAO_HD constexpr std::int32_t qk_load_rounds(const DecodeGeometry& g, std::int32_t head_size,
+                                             bool integer_cache) {
+  const std::int32_t vectors = head_size / g.dims_per_step;
+  const std::int32_t batch = qk_batch_vectors(g, head_size, integer_cache);
+  const std::int32_t per_round = batch > 0 ? batch : kQkUnroll;
+  return (vectors + per_round - 1) / per_round;
 }
 
 /// Whether vLLM's decode kernel dequantises an fp8 cache element through half for activations of
