@@ -434,14 +434,14 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
                                physical, kv_head, group, dim0, false, k);
       };
       if constexpr (kQkBatch > 0) {
-        // Vectors of up to 4 elements in batches (qk_batch_vectors: one batch, unrolled whole, up
-        // to 16 vectors, beyond that batches of up to 8; vectors of 8 in a batch of 16 held q and
-        // K in 160 to 254 registers), as vLLM's whole loop: the loop's control and addresses once per batch
-        // (unrolled 4 times, it took 604 instead of 510 instructions per block at head size 128, f16;
-        // docs/cuda.md, "Where the instructions go"). Every K vector of a batch is loaded before its first
-        // product, vLLM's order, so that a warp waits once a batch, not once a step, whether
-        // ptxas schedules the loads (a GPU) or the PTX runs as written (GPGPU-Sim); the products
-        // keep their order: bit-identical.
+        // Vectors of up to 4 elements in batches (qk_batch_vectors): one, unrolled whole, up to 16
+        // vectors (vLLM's loop; unrolled 4 times it took 604 instead of 510 instructions per block
+        // at head size 128, f16), beyond that batches of up to 8 (docs/cuda.md, "Cut 7"). Every K
+        // vector of a batch is loaded before the batch's first product, vLLM's order, so that a
+        // warp waits once a batch, not once a step, whether ptxas schedules the loads (a GPU) or
+        // the PTX runs as written (GPGPU-Sim); the products keep their order: bit-identical.
+        // (Vectors of 8 in one batch of 16 held q and K in 160 to 254 registers: see the branch
+        // below.)
         PAO_UNROLL_BY(1)
         for (int j0 = 0; j0 < NUM_VECS; j0 += kQkBatch) {
           CElem k[kQkBatch][VEC];
