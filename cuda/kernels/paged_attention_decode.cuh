@@ -318,6 +318,16 @@ __device__ __forceinline__ float pv_dot_f16(const __half (&p)[VV], const __half 
 
 // ---- the attention kernel ------------------------------------------------------------------
 
+/// The cache dtype C under activations Q as the Q·K batch rule (qk_batch_vectors) and the kernel's
+/// dequantisation read it: the element's bytes, and whether it holds fp8 or integer codes (a cache
+/// is Q itself or a cache format).
+template <DType Q, DType C>
+PAO_HD constexpr QkCache qk_cache_of() {
+  using CElem = typename Elem<C>::type;
+  return {static_cast<std::int32_t>(sizeof(CElem)), C != Q && C != DType::u8 && C != DType::i8,
+          C == DType::u8 || C == DType::i8};
+}
+
 /// One CTA per (head = blockIdx.x, seq = blockIdx.y, partition = blockIdx.z): the oracle's
 /// run_partition_kernel for one query head. V1 (partition_size 0) writes `out`; V2 writes its
 /// partition's tmp_out, max_logits and exp_sums. A CTA with no tokens (seq_len 0, or a V2
@@ -387,9 +397,9 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   }
   __syncthreads();
 
-  constexpr bool kInteger = C == DType::u8 || C == DType::i8;
-  constexpr bool kFp8 = C != Q && !kInteger;
-  constexpr int kQkBatch = qk_batch_vectors(G, HS, kInteger);  // K vectors loaded at once; 0: unrolled 4x
+  constexpr bool kInteger = qk_cache_of<Q, C>().integer;
+  constexpr bool kFp8 = qk_cache_of<Q, C>().fp8;
+  constexpr int kQkBatch = qk_batch_vectors(G, HS, qk_cache_of<Q, C>());  // K vectors at once; 0: unrolled 4x
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);
@@ -436,12 +446,12 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
       if constexpr (kQkBatch > 0) {
         // Vectors of up to 4 elements in batches (qk_batch_vectors): one, unrolled whole, up to 16
         // vectors (vLLM's loop; unrolled 4 times it took 604 instead of 510 instructions per block
-        // at head size 128, f16), beyond that batches of up to 8 (docs/cuda.md, "Cut 7"). Every K
-        // vector of a batch is loaded before the batch's first product, vLLM's order, so that a
-        // warp waits once a batch, not once a step, whether ptxas schedules the loads (a GPU) or
-        // the PTX runs as written (GPGPU-Sim); the products keep their order: bit-identical.
-        // (Vectors of 8 in one batch of 16 held q and K in 160 to 254 registers: see the branch
-        // below.)
+        // at head size 128, f16), beyond that batches of up to 128 bytes of K (docs/cuda.md, "Cut
+        // 7" and "Cut 8"). Every K vector of a batch is loaded before the batch's first product,
+        // vLLM's order, so that a warp waits once a batch, not once a step, whether ptxas
+        // schedules the loads (a GPU) or the PTX runs as written (GPGPU-Sim); the products keep
+        // their order: bit-identical. (Vectors of 8 in one batch of 16 held q and K in 160 to 254
+        // registers: see the branch below.)
         PAO_UNROLL_BY(1)
         for (int j0 = 0; j0 < NUM_VECS; j0 += kQkBatch) {
           CElem k[kQkBatch][VEC];

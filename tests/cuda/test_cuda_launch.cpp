@@ -151,24 +151,27 @@ TEST_CASE("the kernels' geometry is DecodeGeometry::make, usable as a constant e
       for (std::int32_t eb : {2, 4}) CHECK(hs % DecodeGeometry::make(32, 128, bs, eb).dims_per_step == 0);
 }
 
-TEST_CASE("the Q·K loop's K batches cover a lane's vectors, whole up to 16, else at most 8 each") {
+TEST_CASE("the Q·K loop's K batches cover a lane's vectors, whole up to 16, else at most 128 bytes") {
   // What the kernel's batch loop needs of qk_batch_vectors (pao/kernels/decode_geometry.hpp), for
-  // every instantiated geometry: batches of vectors of up to 4 elements outside integer caches
-  // (otherwise 0: the unroll of 4); one batch holding them all where a lane has up to 16 vectors;
-  // beyond, batches of at most 8 in the fewest rounds, none of them empty.
-  for (std::int32_t hs : kHeadSizes)
-    for (std::int32_t bs : kBlockSizes)
-      for (std::int32_t eb : {2, 4})
-        for (bool integer : {false, true}) {
+  // every instantiable geometry and cache: batches of vectors of up to 4 elements outside integer
+  // caches (otherwise 0: the unroll of 4); one batch holding them all where a lane has up to 16
+  // vectors; beyond, batches of at most 128 bytes of K (at most 8 vectors over an fp8 cache) in
+  // the fewest rounds that allows, none of them empty.
+  for (const DType activation : kActivationDTypes)
+    for (const DType cache : kCacheDTypesOf<DType::f32>) {
+      const DType stored = cache == DType::f32 ? activation : cache;  // the activation's own cache
+      for (std::int32_t hs : kHeadSizes)
+        for (std::int32_t bs : kBlockSizes) {
+          CAPTURE(dtype_name(activation));
+          CAPTURE(dtype_name(stored));
           CAPTURE(hs);
           CAPTURE(bs);
-          CAPTURE(eb);
-          CAPTURE(integer);
-          const DecodeGeometry g = DecodeGeometry::make(32, 128, bs, eb);
+          const DecodeGeometry g =
+              DecodeGeometry::make(32, 128, bs, static_cast<std::int32_t>(dtype_size(activation)));
           const std::int32_t vectors = hs / g.dims_per_step;
-          const std::int32_t batch = pao::qk_batch_vectors(g, hs, integer);
-          const std::int32_t rounds = pao::qk_load_rounds(g, hs, integer);
-          if (integer || g.vec_size > 4) {
+          const std::int32_t batch = pao::qk_batch_vectors(g, hs, qk_cache(stored));
+          const std::int32_t rounds = pao::qk_load_rounds(g, hs, qk_cache(stored));
+          if (is_integer_cache(stored) || g.vec_size > 4) {
             CHECK(batch == 0);
             CHECK(rounds == (vectors + 3) / 4);
             continue;
@@ -178,15 +181,26 @@ TEST_CASE("the Q·K loop's K batches cover a lane's vectors, whole up to 16, els
             CHECK(rounds == 1);
             continue;
           }
-          CHECK(batch <= 8);
-          CHECK(rounds == (vectors + 7) / 8);     // as few rounds as batches of 8 allow
+          const auto fits = [&](std::int32_t b) {
+            return is_fp8(stored) ? b <= 8
+                                  : b * g.vec_size * static_cast<std::int32_t>(dtype_size(stored)) <= 128;
+          };
+          CHECK(fits(batch));
           CHECK(rounds * batch >= vectors);       // the rounds cover every vector
           CHECK((rounds - 1) * batch < vectors);  // and none is empty
+          if (rounds > 1) CHECK_FALSE(fits((vectors + rounds - 2) / (rounds - 1)));  // no fewer fit
         }
-  // Head size 256 under 16-bit activations at blocks of 16 (3 of the H200 shapes): 32 vectors of 4
-  // elements in 4 batches of 8; f32 at head size 80: 20 vectors of 2 in batches of 7, 7 and 6.
-  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 2), 256, false) == 8);
-  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 4), 80, false) == 7);
+    }
+  // Head size 256 under f16 at blocks of 16 (3 of the H200 shapes): 32 vectors of 4 elements (8
+  // bytes) in 2 batches of 16; at blocks of 8, 32 vectors of 4 bytes in one; over an fp8 cache 4
+  // of 8. f32 at head size 80, blocks of 16: 20 vectors of 8 bytes in 2 of 10; at blocks of 32,
+  // head size 128: 32 vectors of 16 bytes in 4 of 8.
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 2), 256, qk_cache(DType::f16)) == 16);
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 8, 2), 256, qk_cache(DType::bf16)) == 32);
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 2), 256, qk_cache(DType::fp8_e4m3)) == 8);
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 16, 4), 80, qk_cache(DType::f32)) == 10);
+  CHECK(pao::qk_batch_vectors(DecodeGeometry::make(32, 128, 32, 4), 128, qk_cache(DType::f32)) == 8);
+  CHECK(pao::qk_load_rounds(DecodeGeometry::make(32, 128, 16, 2), 256, qk_cache(DType::f16)) == 2);
 }
 
 TEST_CASE("the dispatcher reaches every supported combination once, with its own values") {

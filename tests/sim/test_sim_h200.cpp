@@ -107,14 +107,15 @@ TEST_CASE("sim pao-cuda: each generation's in-order rate and K loads in flight")
     std::int32_t head_size, loads_in_turn;
   };
   // Head 128 over f16: thread groups of 2 lanes, vectors of 4 elements: 16 vectors a lane, which
-  // pao's kernels load at once; head 192: 24, three batches of 8; head 256: 32, four of 8.
+  // pao's kernels load at once; head 192: 24, two batches of 12 (8 bytes each: 96 bytes); head
+  // 256: 32, two of 16 (128 bytes); over an fp8 cache, batches of at most 8: four at head 256.
   const pao::DecodeGeometry g = pao::DecodeGeometry::make(32, 128, 16, 2);
   CHECK(g.vec_size == 4);
   CHECK(128 / g.dims_per_step == 16);
   for (const auto& e :
        {Expected{KernelImplementation::vllm, 128, 1}, Expected{KernelImplementation::vllm, 256, 1},
-        Expected{KernelImplementation::pao_cuda, 128, 1}, Expected{KernelImplementation::pao_cuda, 192, 3},
-        Expected{KernelImplementation::pao_cuda, 256, 4},
+        Expected{KernelImplementation::pao_cuda, 128, 1}, Expected{KernelImplementation::pao_cuda, 192, 2},
+        Expected{KernelImplementation::pao_cuda, 256, 2},
         Expected{KernelImplementation::pao_cuda_pre38, 128, 16 / kPaoCudaPre38KLoadsInFlight},
         Expected{KernelImplementation::pao_cuda_pre38, 256, 32 / kPaoCudaPre38KLoadsInFlight}}) {
     CAPTURE(to_string(e.implementation));
@@ -141,6 +142,9 @@ TEST_CASE("sim pao-cuda: each generation's in-order rate and K loads in flight")
   CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn == 4);
   w.block_size = 16;
   w.kv_cache_dtype = pao::DType::u8;
+  CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn == 4);
+  w.head_size = 256;
+  w.kv_cache_dtype = pao::DType::fp8_e4m3;
   CHECK(decode_instruction_cost(w, decode_plan(d, w, k), k.implementation).qk_loads_in_turn == 4);
 }
 

@@ -2,6 +2,7 @@
 """Registers, stack and spills of pao's CUDA decode kernels, as ptxas reports them (-Xptxas -v).
 
     tools/scripts/cuda_registers.py --build build/release --arch 90 [--pairs f32:f32,f16:u8] [--rows]
+    tools/scripts/cuda_registers.py --build build/ci --pairs f16:f16 --qk-batch 16 --keep /tmp/b16
 
 Compiles the decode instance translation units of a configured CUDA build (its
 compile_commands.json: pao's own flags) for one architecture, with nothing written into the build
@@ -10,6 +11,13 @@ dtype): registers per thread, stack frame, spill stores / loads, and the CTAs an
 registers holds (128 threads per CTA, registers allocated per warp in units of 256). The rows the
 simulator's occupancy model reads (sim/src/model/kernel_registers.cpp) are printed in its form
 with --rows. --pairs picks the dtype pairs (default: the simulator's three). No GPU is needed.
+
+--qk-batch N compiles the kernels as if a batch of the Q·K loop held at most N K vectors beyond the
+whole loop's 16 (the register experiments of docs/cuda.md, cuts 7 and 8): a copy of
+lib/include/pao/kernels/decode_geometry.hpp with qk_batch_vectors's limit replaced by N shadows the
+real one on the include path; only instances with more than 16 vectors of up to 4 elements
+outside integer caches change. --keep DIR keeps the objects there (for cuobjdump -sass and
+tools/scripts/sass_loops.py).
 """
 import argparse
 import json
@@ -44,8 +52,26 @@ def compile_command(build, unit):
     fail(f"{db} has no instances/{unit}.cu (is the dtype pair compiled in this build?)")
 
 
-def ptxas_report(entry, arch, out_dir):
+GEOMETRY = ROOT / "lib" / "include" / "pao" / "kernels" / "decode_geometry.hpp"
+BATCH_LIMIT = re.compile(r"const std::int32_t most =[^;]*;")
+
+
+def shadow_geometry(batch, tmp):
+    """An include folder whose pao/kernels/decode_geometry.hpp caps a Q·K batch at `batch` vectors."""
+    text = GEOMETRY.read_text()
+    if len(BATCH_LIMIT.findall(text)) != 1:
+        fail(f"{GEOMETRY}: qk_batch_vectors's 'const std::int32_t most = ...;' not found once")
+    folder = tmp / "shadow"
+    (folder / "pao" / "kernels").mkdir(parents=True)
+    (folder / "pao" / "kernels" / "decode_geometry.hpp").write_text(
+        BATCH_LIMIT.sub(f"const std::int32_t most = {batch};", text))
+    return folder
+
+
+def ptxas_report(entry, arch, out_dir, include_first=None):
     args = shlex.split(entry["command"])
+    if include_first:
+        args[1:1] = [f"-I{include_first}"]
     kept = []
     skip = False
     for a in args:
@@ -103,7 +129,12 @@ def main():
     ap.add_argument("--pairs", default=",".join(f"{q}:{c}" for q, c in SIM_ROWS),
                     help="activation:cache dtype pairs to compile, comma-separated (default: the simulator's, "
                     "f16:f16,bf16:bf16,f16:fp8_e4m3; e.g. f32:f32,f16:u8)")
+    ap.add_argument("--qk-batch", type=int, metavar="N",
+                    help="compile with a Q·K batch of at most N K vectors beyond 16 (an experiment)")
+    ap.add_argument("--keep", type=pathlib.Path, metavar="DIR", help="keep the compiled objects in DIR")
     args = ap.parse_args()
+    if args.qk_batch is not None and args.qk_batch < 1:
+        fail(f"--qk-batch: {args.qk_batch} is not a number of vectors (1 or more)")
     pairs = []
     for pair in args.pairs.split(","):
         q, sep, c = pair.partition(":")
@@ -114,16 +145,20 @@ def main():
         fail("--rows needs the simulator's pairs among --pairs")
     found = {}
     with tempfile.TemporaryDirectory() as tmp:
+        shadow = shadow_geometry(args.qk_batch, pathlib.Path(tmp)) if args.qk_batch else None
+        out_dir = args.keep or pathlib.Path(tmp)
+        out_dir.mkdir(parents=True, exist_ok=True)
         for dtype, cache in pairs:
             unit = f"decode_{dtype}_{cache}"
             print(f"[{unit}] compiling for sm_{args.arch} ...", file=sys.stderr, flush=True)
-            report = parse(ptxas_report(compile_command(args.build, unit), args.arch, pathlib.Path(tmp)))
+            report = parse(ptxas_report(compile_command(args.build, unit), args.arch, out_dir, shadow))
             for name, plain in zip(report, demangle(list(report))):
                 m = re.search(r"decode_attention_kernel<(\d+), (\d+), \(pao::DType\)(\d+), \(pao::DType\)(\d+)>", plain)
                 if m:
                     head, block, q, c = (int(g) for g in m.groups())
                     found[(DTYPES[q], DTYPES[c], head, block)] = report[name]
-    print(f"# ptxas -v, sm_{args.arch}: pao's decode attention kernel (one kernel for V1 and V2), 128 threads")
+    batch = f"; Q·K batches of at most {args.qk_batch} vectors (--qk-batch)" if args.qk_batch else ""
+    print(f"# ptxas -v, sm_{args.arch}: pao's decode attention kernel (one kernel for V1 and V2), 128 threads{batch}")
     print("dtype,cache,head,block,registers,stack_bytes,spill_stores,spill_loads,ctas_per_sm_by_registers")
     for (dtype, cache, head, block), (regs, stack, st, ld) in sorted(found.items()):
         print(f"{dtype},{cache},{head},{block},{regs},{stack},{st},{ld},{ctas_per_sm(regs)}")

@@ -114,7 +114,7 @@ std::int32_t qk_loads_in_turn(KernelImplementation implementation, const Workloa
     case KernelImplementation::vllm:
       return 1;
     case KernelImplementation::pao_cuda:
-      return qk_load_rounds(g, w.head_size, is_integer_cache(w.kv_cache_dtype));
+      return qk_load_rounds(g, w.head_size, qk_cache(w.kv_cache_dtype));
     case KernelImplementation::pao_cuda_pre38:
       return ceil_div(k_vectors, kPaoCudaPre38KLoadsInFlight);
   }

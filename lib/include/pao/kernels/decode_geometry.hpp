@@ -55,36 +55,54 @@ struct DecodeGeometry {
 /// vectors hold at most kQkBatchMaxVecSize elements, outside integer caches (a dequantisation per
 /// element): one batch — the loop unrolled whole — up to kQkWholeMaxVectors vectors (head size 128
 /// under 16-bit activations at blocks of 8 and 16), beyond that the fewest batches of at most
-/// kQkBatchVectors, evened out (head size 256: 4 batches of 8). Otherwise the loop is unrolled
-/// kQkUnroll times, each load beside its use. A batch's K values are in registers at once: with
-/// vectors of 8 elements (blocks of 32 under 16-bit activations) one batch of 16 took 254
-/// registers at head size 128 and 162 at 64, against 95 and 80 unrolled 4 times; beyond 16
-/// vectors, batches of 16 spilled at head size 256 over an fp8 cache and with f32 at blocks of 32,
-/// where batches of 8 do not (sm_90, ptxas -v; docs/cuda.md, "Cut 7"). The
-/// simulator's pao-cuda model counts a warp's dependent load round trips by the same rule
-/// (qk_load_rounds).
+/// kQkBatchBytes of K per lane (32 registers), evened out: head size 256 under 16-bit activations
+/// in 2 batches of 16 vectors of 8 bytes at blocks of 16, in one of 32 vectors of 4 bytes at blocks
+/// of 8; f32 at blocks of 32 (vectors of 16 bytes) in batches of 8. Over an fp8 cache, whose
+/// dequantisation ptxas schedules beside the loads, batches hold at most kQkFp8BatchVectors.
+/// Otherwise the loop is unrolled kQkUnroll times, each load beside its use. Measured (sm_90,
+/// ptxas -v; docs/cuda.md, "Cut 7" and "Cut 8"): with vectors of 8 elements (blocks of 32 under
+/// 16-bit activations) one batch of 16 took 254 registers at head size 128 and 162 at 64, against
+/// 95 and 80 unrolled 4 times; beyond 16 vectors the registers follow a batch's bytes of K:
+/// batches of 128 bytes kept the 16-bit instances within 96 registers and f32 within 126,
+/// batches of 256 bytes took more or spilled; over fp8 caches batches of 16 vectors
+/// spilled inside the loop, batches of 8 did not. The simulator's pao-cuda model counts a warp's
+/// dependent load round trips by the same rule (qk_load_rounds).
 inline constexpr std::int32_t kQkWholeMaxVectors = 16;
-inline constexpr std::int32_t kQkBatchVectors = 8;
+inline constexpr std::int32_t kQkBatchBytes = 128;
+inline constexpr std::int32_t kQkFp8BatchVectors = 8;
 inline constexpr std::int32_t kQkBatchMaxVecSize = 4;
 inline constexpr std::int32_t kQkUnroll = 4;
 
-/// K vectors per batch of pao's CUDA decode kernel's Q·K loop (above); 0 where the loop is
-/// unrolled kQkUnroll times instead.
+/// What the Q·K batch rule reads of the cache's dtype. The simulator takes it from the dtype table
+/// (qk_cache); the kernel, whose device code cannot call the table's host functions, from its
+/// template arguments (sizeof the element, and whether it is fp8 or integer codes).
+struct QkCache {
+  std::int32_t element_bytes = 2;
+  bool fp8 = false;
+  bool integer = false;
+};
+inline constexpr QkCache qk_cache(DType cache) {
+  return {static_cast<std::int32_t>(dtype_size(cache)), is_fp8(cache), is_integer_cache(cache)};
+}
+
+/// K vectors per batch of pao's CUDA decode kernel's Q·K loop over `cache` (above); 0 where the
+/// loop is unrolled kQkUnroll times instead.
 PAO_HD constexpr std::int32_t qk_batch_vectors(const DecodeGeometry& g, std::int32_t head_size,
-                                               bool integer_cache) {
-  if (g.vec_size > kQkBatchMaxVecSize || integer_cache) return 0;
+                                               QkCache cache) {
+  if (g.vec_size > kQkBatchMaxVecSize || cache.integer) return 0;
   const std::int32_t vectors = head_size / g.dims_per_step;
   if (vectors <= kQkWholeMaxVectors) return vectors;
-  const std::int32_t batches = (vectors + kQkBatchVectors - 1) / kQkBatchVectors;
+  const std::int32_t most =
+      cache.fp8 ? kQkFp8BatchVectors : kQkBatchBytes / (g.vec_size * cache.element_bytes);
+  const std::int32_t batches = (vectors + most - 1) / most;
   return (vectors + batches - 1) / batches;
 }
 
 /// The dependent load round trips of a lane's Q·K over one token in pao's CUDA decode kernel: its
 /// batches, or one per kQkUnroll vectors.
-PAO_HD constexpr std::int32_t qk_load_rounds(const DecodeGeometry& g, std::int32_t head_size,
-                                             bool integer_cache) {
+PAO_HD constexpr std::int32_t qk_load_rounds(const DecodeGeometry& g, std::int32_t head_size, QkCache cache) {
   const std::int32_t vectors = head_size / g.dims_per_step;
-  const std::int32_t batch = qk_batch_vectors(g, head_size, integer_cache);
+  const std::int32_t batch = qk_batch_vectors(g, head_size, cache);
   const std::int32_t per_round = batch > 0 ? batch : kQkUnroll;
   return (vectors + per_round - 1) / per_round;
 }

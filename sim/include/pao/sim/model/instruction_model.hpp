@@ -46,7 +46,8 @@ inline constexpr std::int32_t kPaoCudaPre38KLoadsInFlight = 4;
 /// Dependent load round trips of one warp's Q·K over a block: vLLM issues all of a token's K
 /// vectors before their first use (1); pao's kernels wait once per batch of K vectors
 /// (pao::qk_load_rounds, pao/kernels/decode_geometry.hpp: one batch up to 16 vectors of up to 4
-/// elements, four of 8 at head size 256 over 16-bit activations) or once per pao::kQkUnroll vectors
+/// elements, beyond that batches of up to 128 bytes: two of 16 at head size 256 over f16 or bf16 at
+/// blocks of 16, four of 8 over an fp8 cache) or once per pao::kQkUnroll vectors
 /// of a lane's head_size / dims_per_step; pao-cuda-pre38 waited once per kPaoCudaPre38KLoadsInFlight.
 std::int32_t qk_loads_in_turn(KernelImplementation implementation, const Workload& workload,
                               const DecodeGeometry& geometry);
