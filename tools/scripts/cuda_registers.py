@@ -135,6 +135,8 @@ def main():
     args = ap.parse_args()
     if args.qk_batch is not None and args.qk_batch < 1:
         fail(f"--qk-batch: {args.qk_batch} is not a number of vectors (1 or more)")
+    if args.qk_batch and args.rows:
+        fail("--rows prints the simulator's rows of the shipped kernels: not with --qk-batch")
     pairs = []
     for pair in args.pairs.split(","):
         q, sep, c = pair.partition(":")
