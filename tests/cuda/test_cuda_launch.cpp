@@ -157,9 +157,10 @@ TEST_CASE("the Q·K loop's K batches cover a lane's vectors, whole up to 16, els
   // caches (otherwise 0: the unroll of 4); one batch holding them all where a lane has up to 16
   // vectors; beyond, batches of at most 128 bytes of K (at most 8 vectors over an fp8 cache) in
   // the fewest rounds that allows, none of them empty.
-  for (const DType activation : kActivationDTypes)
-    for (const DType cache : kCacheDTypesOf<DType::f32>) {
-      const DType stored = cache == DType::f32 ? activation : cache;  // the activation's own cache
+  for (const DType activation : kActivationDTypes) {
+    std::vector<DType> caches{activation};  // its own dtype, or a cache format
+    caches.insert(caches.end(), kQuantisedCacheDTypes.begin(), kQuantisedCacheDTypes.end());
+    for (const DType stored : caches)
       for (std::int32_t hs : kHeadSizes)
         for (std::int32_t bs : kBlockSizes) {
           CAPTURE(dtype_name(activation));
@@ -190,7 +191,7 @@ TEST_CASE("the Q·K loop's K batches cover a lane's vectors, whole up to 16, els
           CHECK((rounds - 1) * batch < vectors);  // and none is empty
           if (rounds > 1) CHECK_FALSE(fits((vectors + rounds - 2) / (rounds - 1)));  // no fewer fit
         }
-    }
+  }
   // Head size 256 under f16 at blocks of 16 (3 of the H200 shapes): 32 vectors of 4 elements (8
   // bytes) in 2 batches of 16; at blocks of 8, 32 vectors of 4 bytes in one; over an fp8 cache 4
   // of 8. f32 at head size 80, blocks of 16: 20 vectors of 8 bytes in 2 of 10; at blocks of 32,
