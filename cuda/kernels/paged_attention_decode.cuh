@@ -318,16 +318,6 @@ __device__ __forceinline__ float pv_dot_f16(const __half (&p)[VV], const __half 
 
 // ---- the attention kernel ------------------------------------------------------------------
 
-/// The cache dtype C under activations Q as the Q·K batch rule (qk_batch_vectors) and the kernel's
-/// dequantisation read it: the element's bytes, and whether it holds fp8 or integer codes (a cache
-/// is Q itself or a cache format).
-template <DType Q, DType C>
-PAO_HD constexpr QkCache qk_cache_of() {
-  using CElem = typename Elem<C>::type;
-  return {static_cast<std::int32_t>(sizeof(CElem)), C != Q && C != DType::u8 && C != DType::i8,
-          C == DType::u8 || C == DType::i8};
-}
-
 /// One CTA per (head = blockIdx.x, seq = blockIdx.y, partition = blockIdx.z): the oracle's
 /// run_partition_kernel for one query head. V1 (partition_size 0) writes `out`; V2 writes its
 /// partition's tmp_out, max_logits and exp_sums. A CTA with no tokens (seq_len 0, or a V2
@@ -397,9 +387,10 @@ __global__ void __launch_bounds__(kThreadsPerCta) decode_attention_kernel(const 
   }
   __syncthreads();
 
-  constexpr bool kInteger = qk_cache_of<Q, C>().integer;
-  constexpr bool kFp8 = qk_cache_of<Q, C>().fp8;
-  constexpr int kQkBatch = qk_batch_vectors(G, HS, qk_cache_of<Q, C>());  // K vectors at once; 0: unrolled 4x
+  constexpr bool kInteger = kQkCacheInteger<C>;
+  constexpr bool kFp8 = kQkCacheFp8<C>;
+  static_assert(kQkCacheElementBytes<C> == sizeof(CElem), "the dtype table's size of the cache element");
+  constexpr int kQkBatch = qk_batch_vectors(G, HS, qk_cache_of<C>());  // K vectors at once; 0: unrolled 4x
   const float k_scale = kFp8 ? (p.k_head_scales ? p.k_head_scales[kv_head] : p.k_scale) : 1.0f;
   const float v_scale = kFp8 ? (p.v_head_scales ? p.v_head_scales[kv_head] : p.v_scale) : 1.0f;
   const LogitParams logits = logit_params(p, head);

@@ -73,9 +73,8 @@ inline constexpr std::int32_t kQkFp8BatchVectors = 8;
 inline constexpr std::int32_t kQkBatchMaxVecSize = 4;
 inline constexpr std::int32_t kQkUnroll = 4;
 
-/// What the Q·K batch rule reads of the cache's dtype. The simulator takes it from the dtype table
-/// (qk_cache); the kernel, whose device code cannot call the table's host functions, from its
-/// template arguments (sizeof the element, and whether it is fp8 or integer codes).
+/// What the Q·K batch rule reads of the cache's dtype, from the dtype table: the element's bytes,
+/// and whether it holds fp8 or integer codes.
 struct QkCache {
   std::int32_t element_bytes = 2;
   bool fp8 = false;
@@ -83,6 +82,18 @@ struct QkCache {
 };
 inline constexpr QkCache qk_cache(DType cache) {
   return {static_cast<std::int32_t>(dtype_size(cache)), is_fp8(cache), is_integer_cache(cache)};
+}
+/// qk_cache(C) for device code, which cannot call the dtype table's host functions but may read
+/// the value of a namespace-scope constexpr scalar: the table's answers, one scalar each.
+template <DType C>
+inline constexpr std::int32_t kQkCacheElementBytes = qk_cache(C).element_bytes;
+template <DType C>
+inline constexpr bool kQkCacheFp8 = qk_cache(C).fp8;
+template <DType C>
+inline constexpr bool kQkCacheInteger = qk_cache(C).integer;
+template <DType C>
+PAO_HD constexpr QkCache qk_cache_of() {
+  return {kQkCacheElementBytes<C>, kQkCacheFp8<C>, kQkCacheInteger<C>};
 }
 
 /// K vectors per batch of pao's CUDA decode kernel's Q·K loop over `cache` (above); 0 where the
