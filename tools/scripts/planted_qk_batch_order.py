@@ -8,7 +8,8 @@ there, and put first on the include path of one translation unit, the emulated s
 (tests/cuda/test_cuda_emulated.cpp), compiled with the build's own command and linked into a
 scratch copy of pao_tests; nothing in the checkout or the build changes. The instances suite
 (data/cases/instances.json, or the one under --data) then runs, and its failures are counted by
-kernel instance, beside this script's own reading of the batch rule (qk_batch_vectors in
+kernel instance, beside the suite's instances (`pao golden --suite instances --full --list`) and
+this script's own reading of the batch rule (qk_batch_vectors in
 lib/include/pao/kernels/decode_geometry.hpp): a failure outside a multi-batch instance would be a
 harness error, a multi-batch instance that passes is one the suite cannot see the bug in.
 
@@ -53,24 +54,21 @@ def qk_batches(dtype, cache, head_size, block_size, warp=32):
     return -(-vectors // most)
 
 
-def suite_instances(data):
-    """(dtype, cache, head_size, block_size) of every decode case of the instances suite."""
-    suite = json.loads((data / "cases" / "instances.json").read_text())
+ID = re.compile(r"^decode-h\d+x\d+-d(\d+)-b(\d+)-(f32|f16|bf16)-(auto|e4m3|e5m2|u8|i8)(-|$)")
+CACHE_TAGS = {"e4m3": "fp8_e4m3", "e5m2": "fp8_e5m2", "u8": "u8", "i8": "i8"}
+
+
+def suite_instances(pao, env):
+    """(dtype, cache, head_size, block_size) of every decode case of the instances suite, from the
+    case ids `pao golden --suite instances --full --list` prints (the suite's own expansion)."""
+    listed = subprocess.run([str(pao), "golden", "--suite", "instances", "--full", "--list"], env=env,
+                            check=True, capture_output=True, text=True).stdout.split()
     out = set()
-    for grid in suite["grids"]:
-        fixed, axes = grid["fixed"], grid["axes"]
-        if fixed.get("kernel") != "decode":
-            continue
-        excluded = grid.get("exclude", [])
-        for head in axes.get("head_size", [fixed.get("head_size")]):
-            for block in axes["block_size"]:
-                for dtype in axes["dtype"]:
-                    for kv in axes["kv"]:
-                        cache = kv["kv_cache_dtype"]
-                        if any(cache in e.get("kv_cache_dtype", []) and head in e.get("head_size", [])
-                               for e in excluded):
-                            continue
-                        out.add((dtype, dtype if cache == "auto" else cache, head, block))
+    for case_id in listed:
+        m = ID.match(case_id)
+        if m:
+            dtype = m.group(3)
+            out.add((dtype, CACHE_TAGS.get(m.group(4), dtype), int(m.group(1)), int(m.group(2))))
     return out
 
 
@@ -126,7 +124,7 @@ def main():
         cache = case["dtype"] if case["kv_cache_dtype"] == "auto" else case["kv_cache_dtype"]
         key = (case["dtype"], cache, case["head_size"], case["block_size"])
         failures[key] = failures.get(key, 0) + 1
-    multi = {i for i in suite_instances(data) if qk_batches(*i) >= 2}
+    multi = {i for i in suite_instances(build / "tools" / "pao", env) if qk_batches(*i) >= 2}
     outside = [k for k in failures if k not in multi]
     missed = sorted(multi - set(failures))
     print(f"failing instances: {len(failures)}; multi-batch instances of the suite: {len(multi)}, "
